@@ -1,0 +1,50 @@
+# rths_ros developer commands (Python venv route, no ROS 2 distribution needed). See docs/building.md.
+#   make run    set up the environment, then run the 1-D contact scenario into runs/contact_1d
+#   make test   set up the environment, then run the test suite
+#   make setup  create/refresh .venv: pinned requirements, messages, editable install (incremental)
+#   make clean  remove build products (build/, caches); `make distclean` also removes .venv
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= $(CURDIR)/.venv
+PYTHON := $(VENV)/bin/python
+# Per-test limit (pytest-timeout) and a limit for the whole suite, in seconds.
+PYTEST_TIMEOUT_S ?= 300
+TEST_TIMEOUT_S ?= 3600
+PYTEST_ARGS ?=
+
+# Keep DDS discovery on this machine unless the caller chose otherwise.
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+export RTHS_VENV := $(VENV)
+
+.PHONY: help setup run test clean distclean
+
+help:
+	@sed -n '2,6p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+
+setup:
+	bash scripts/setup_env.sh
+
+run: setup
+	$(VENV)/bin/rths run contact_1d --out runs/contact_1d
+
+# pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests
+# collected (treated as a failure). timeout(1) exits 124 when the suite ran out of time.
+test: setup
+	@set +e; \
+	timeout --kill-after=30 $(TEST_TIMEOUT_S) \
+	  $(PYTHON) -m pytest test -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT_S) $(PYTEST_ARGS) </dev/null; \
+	rc=$$?; \
+	case $$rc in \
+	  5) echo "make test: pytest collected no tests" >&2; rc=1 ;; \
+	  124|137) echo "make test: the suite exceeded $(TEST_TIMEOUT_S) s and was stopped" >&2 ;; \
+	esac; \
+	exit $$rc
+
+clean:
+	rm -rf build .pytest_cache
+	find . -path ./.venv -prune -o -type d -name __pycache__ -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,1 @@
+"""Offline analysis of recorded RTHS runs: fidelity measures, plots and reports (ROS-free)."""

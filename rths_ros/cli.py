@@ -1,0 +1,184 @@
+"""The ``rths`` command: run scenarios, analyse bags, analytic tools.
+
+    rths run SCENARIO [--set key=value ...] [--out DIR] [--mode lockstep|realtime] [--composed]
+    rths analyze RUN_DIR_OR_BAG [--out DIR]
+    rths vrths SCENARIO [--set ...] [--out DIR]      in-process virtual run (no ROS), same core objects
+    rths margin SCENARIO [--set ...]                 phase margin / critical delay of the contact phase
+    rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
+    rths params [--markdown]                         every scenario parameter with type, unit, range
+    rths list                                        the scenarios under config/scenarios/
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from .core import scenario as scn
+from .core.params import ParameterError
+
+
+def _scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenario", help="scenario name (see `rths list`) or path to a YAML file")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario value, e.g. --set numerical.contact_1d.d_num_kg_per_s=50")
+
+
+def _default_out(name: str) -> Path:
+    return Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def cmd_run(a) -> int:
+    from .runner import RunError, load_or_explain, run_scenario
+    s = load_or_explain(a.scenario, a.set, a.mode, a.plant)
+    out = Path(a.out) if a.out else _default_out(s.name)
+    print(f"rths run {s.name}: {len(s.nodes)} nodes {'in one process' if a.composed else 'as processes'}, "
+          f"{s.loop.mode}, {s.steps} steps x {s.loop.trials} trial(s) -> {out}")
+    try:
+        res = run_scenario(s, out, composed=a.composed)
+    except RunError as exc:
+        print(f"rths run: error: {exc}", file=sys.stderr)
+        return 2
+    if res.code != 0:
+        print(f"rths run: FAILED: {res.message}", file=sys.stderr)
+        return res.code
+    print(f"run finished in {res.wall_s:.1f} s (ROS domain {res.domain_id})")
+    if s.recording.enabled and not a.no_analyze and "recorder" in s.nodes:
+        return _analyze(out / "bag", out)
+    return 0
+
+
+def _analyze(bag: Path, out: Path) -> int:
+    from .analysis.run_analysis import analyze_bag
+    try:
+        summary = analyze_bag(bag, out)
+    except Exception as exc:  # analysis must not hide that the run itself worked
+        print(f"rths analyze: error: {exc}", file=sys.stderr)
+        return 1
+    for line in summary.get("lines", []):
+        print(line)
+    return 0
+
+
+def cmd_analyze(a) -> int:
+    target = Path(a.target)
+    bag = target / "bag" if (target / "bag").is_dir() else target
+    if not bag.exists():
+        print(f"rths analyze: error: {target} is neither a run directory nor a bag", file=sys.stderr)
+        return 2
+    out = Path(a.out) if a.out else (bag.parent if bag.name == "bag" else bag.parent / f"{bag.name}-analysis")
+    return _analyze(bag, out)
+
+
+def cmd_vrths(a) -> int:
+    from .core.vrths import run_virtual
+    s = scn.load(a.scenario, a.set, "lockstep")
+    out = Path(a.out) if a.out else _default_out(s.name + "-vrths")
+    t0 = time.perf_counter()
+    rec = run_virtual(s)
+    wall = time.perf_counter() - t0
+    out.mkdir(parents=True, exist_ok=True)
+    import numpy as np
+    np.savez(out / "vrths.npz", **{k: v for k, v in rec.items() if hasattr(v, "shape")})
+    print(f"vRTHS {s.name}: {s.steps} steps in {wall:.2f} s ({s.steps * s.loop.dt_s / wall:.0f}x real time) "
+          f"-> {out / 'vrths.npz'}")
+    return 0
+
+
+def cmd_margin(a) -> int:
+    from .core.stability import contact_phase_margin
+    s = scn.load(a.scenario, a.set)
+    p = s.numerical.contact_1d
+    r = contact_phase_margin(p)
+    if a.json:
+        print(json.dumps(r, indent=2))
+        return 0
+    print(f"contact-phase open loop F_o(s) = k_EXP / (m_NUM s^2 + d_NUM s + k_NUM)"
+          f"  (m_NUM={p.m_num_kg:g} kg, d_NUM={p.d_num_kg_per_s:g} kg/s, k_NUM={p.k_num_n_per_m:g} N/m, "
+          f"k_EXP={p.k_exp_n_per_m:g} N/m)")
+    print(f"  gain crossover : {r['crossover_rad_s']:.3f} rad/s ({r['crossover_hz']:.3f} Hz)")
+    print(f"  phase margin   : {r['phase_margin_deg']:.2f} deg")
+    print(f"  critical delay : {r['tau_crit_s']:.4f} s")
+    return 0
+
+
+def cmd_check(a) -> int:
+    s = scn.load(a.scenario, a.set)
+    print(scn.dump(s), end="")
+    print(f"# ok: {s.name} is valid ({s.steps} steps per trial)", file=sys.stderr)
+    return 0
+
+
+def cmd_params(a) -> int:
+    rows = scn.parameter_table()
+    if a.markdown:
+        print("| key | type | default | unit | allowed | description |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| `{r['key']}` | {r['type']} | `{r['default']}` | {r['unit']} | {r['allowed']} | {r['doc']} |")
+    else:
+        for r in rows:
+            print(f"{r['key']:<52} {str(r['default']):<24} {r['unit']:<8} {r['allowed']}  -- {r['doc']}")
+    return 0
+
+
+def cmd_list(a) -> int:
+    for name in scn.scenario_names():
+        try:
+            d = scn.load_data(name)
+            print(f"{name:<24} {d.get('description', '')}")
+        except ParameterError as exc:
+            print(f"{name:<24} INVALID: {exc}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rths", description="Real-time hybrid substructuring on ROS 2.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    r = sub.add_parser("run", help="run a scenario through the ROS graph (bag, metrics, plots)")
+    _scenario_args(r)
+    r.add_argument("--out", help="run directory (default runs/NAME-TIME)")
+    r.add_argument("--mode", choices=("lockstep", "realtime"), help="clock mode (overrides loop.mode)")
+    r.add_argument("--plant", choices=("sim", "hardware"), help="simulated plant or hardware drivers")
+    r.add_argument("--composed", action="store_true", help="all nodes in one process")
+    r.add_argument("--no-analyze", action="store_true", help="skip metrics/plots after the run")
+    r.set_defaults(func=cmd_run)
+    an = sub.add_parser("analyze", help="metrics, plots and report from a recorded bag")
+    an.add_argument("target", help="run directory or bag directory")
+    an.add_argument("--out", help="where to write metrics.json, report.md and plots")
+    an.set_defaults(func=cmd_analyze)
+    v = sub.add_parser("vrths", help="in-process virtual run of a scenario (no ROS)")
+    _scenario_args(v)
+    v.add_argument("--out")
+    v.set_defaults(func=cmd_vrths)
+    m = sub.add_parser("margin", help="phase margin and critical delay of the contact-phase loop")
+    _scenario_args(m)
+    m.add_argument("--json", action="store_true")
+    m.set_defaults(func=cmd_margin)
+    c = sub.add_parser("check", help="validate a scenario and print it fully resolved")
+    _scenario_args(c)
+    c.set_defaults(func=cmd_check)
+    pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
+    pa.add_argument("--markdown", action="store_true")
+    pa.set_defaults(func=cmd_params)
+    li = sub.add_parser("list", help="list the scenarios")
+    li.set_defaults(func=cmd_list)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ParameterError as exc:
+        print(f"rths {args.cmd}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rths: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

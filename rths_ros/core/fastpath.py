@@ -1,0 +1,46 @@
+"""Builders of the fast-path core objects from a scenario.
+
+The ROS nodes and the in-process virtual run (:mod:`rths_ros.core.vrths`) construct their core
+objects only through these functions, so both run exactly the same objects with the same
+parameters and seeds.  Each node owns its own instances (as separate processes do); the virtual run
+keeps the same separation (the plant's kinematics is not the platform node's kinematics).
+"""
+from __future__ import annotations
+
+from .contact1d import NumericalMSD
+from .force_processing import ForceProcessor
+from .interface import InterfaceMap
+from .platform import PlatformCommander
+from .scenario import Scenario
+from .sim_plant import SimPlant
+from .stewart import StewartKinematics
+
+
+def build_numerical(s: Scenario) -> NumericalMSD:
+    p = s.numerical.contact_1d
+    if abs(p.dt_s - s.loop.dt_s) > 1e-15:
+        from .params import ParameterError
+        raise ParameterError(f"numerical.contact_1d.dt_s: {p.dt_s!r} differs from loop.dt_s = {s.loop.dt_s!r}; "
+                             "they must be equal (one integration step per synchronisation step)")
+    return NumericalMSD(p)
+
+
+def build_platform(s: Scenario) -> tuple[InterfaceMap, PlatformCommander]:
+    kin = StewartKinematics(s.platform.geometry)
+    imap = InterfaceMap(s.platform.interface, kin)
+    return imap, PlatformCommander(imap, s.platform.commander)
+
+
+def build_plant(s: Scenario) -> SimPlant:
+    kin = StewartKinematics(s.platform.geometry)
+    imap = InterfaceMap(s.platform.interface, kin)
+    return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s)
+
+
+def plant_seed(s: Scenario) -> int:
+    """The plant's noise seed: the scenario's loop.seed combined with sim_plant.noise_seed."""
+    return int(s.loop.seed) * 1_000_003 + int(s.sim_plant.noise_seed)
+
+
+def build_force_processor(s: Scenario) -> ForceProcessor:
+    return ForceProcessor(s.ft_sensor)

@@ -1,0 +1,231 @@
+"""Scenarios: one YAML under config/scenarios/ describes one test.
+
+A scenario names the nodes to run, the clock mode, the numerical model, the platform, the plant,
+the sensor processing, the controllers, the QoS profile and the recording.  Every leaf value is a
+declared parameter (type, unit, range; see :mod:`rths_ros.core.params`), so a wrong type, an
+out-of-range value, a missing required value or an unknown key is refused at load time with a
+message naming the key, the value and what is allowed.
+
+``rths params`` prints the full table; docs/scenarios.md documents it.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .contact1d import Contact1DParams
+from .force_processing import ForceProcessorParams
+from .interface import InterfaceMapParams
+from .params import ParameterError, build, describe, param, to_dict
+from .platform import PlatformCommanderParams
+from .sim_plant import SimPlantParams
+from .stewart import StewartGeometryParams
+
+#: Every node the runner knows, in start order (beat-setting plant last, so all consumers exist).
+KNOWN_NODES = ("recorder", "supervisor", "numerical_substructure", "stewart_platform", "ft_sensor",
+               "passivity_controller", "ilc_learner", "aff_learner", "sim_plant",
+               "smoke_listener", "smoke_talker")
+#: Nodes replaced by their hardware drivers when plant = hardware.
+PLANT_NODES = ("sim_plant",)
+QOS_PROFILES = ("lockstep", "realtime", "realtime_reliable")
+
+
+@dataclass(frozen=True)
+class LoopParams:
+    mode: str = param("lockstep", "", doc="clock mode: simulated time (deterministic) or wall clock",
+                      choices=("lockstep", "realtime"))
+    dt_s: float = param(0.001, "s", 1e-4, 0.01, "synchronisation step ΔT")
+    duration_s: float = param(4.0, "s", 0.001, 3600.0, "length of one trial (t_end = 1/f_d for the contact test)")
+    trials: int = param(1, "", 1, 1000, "number of trials (ILC iterations) in the run")
+    pause_s: float = param(1.0, "s", 0.0, 60.0, "pause between trials (t_pause)")
+    seed: int = param(1, "", 0, 2**31 - 1, "seed of every random source (sensor noise, ...)")
+    qos_profile: str = param("", "", doc="QoS profile of config/qos.yaml; empty = the mode's own",
+                             choices=("",) + QOS_PROFILES)
+    timeout_s: float = param(600.0, "s", 1.0, 86400.0, "abort the run if it has not ended after this wall time")
+    start_timeout_s: float = param(60.0, "s", 1.0, 600.0, "give up if the nodes have not all connected by then")
+
+    @property
+    def steps(self) -> int:
+        return int(round(self.duration_s / self.dt_s))
+
+    @property
+    def qos(self) -> str:
+        return self.qos_profile or self.mode
+
+
+@dataclass(frozen=True)
+class RealtimeParams:
+    priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of every node process (0 = normal scheduling)")
+    cpu_affinity: tuple[int, ...] = param([], "", 0, 1023, "CPUs the node processes may run on (empty = all)")
+    mlockall: bool = param(False, "", doc="lock all pages in memory (no page faults on the fast path)")
+    gc_freeze: bool = param(True, "", doc="freeze the objects created during start-up out of the garbage collector")
+    busy_wait_s: float = param(2e-4, "s", 0.0, 1e-3, "busy-wait tail before each realtime deadline")
+
+
+@dataclass(frozen=True)
+class RecordingParams:
+    enabled: bool = param(True, "", doc="record the run as a rosbag2")
+    storage: str = param("mcap", "", doc="rosbag2 storage plugin", choices=("mcap", "sqlite3"))
+    flush_every_steps: int = param(500, "", 1, 1_000_000, "close an MCAP chunk (make it durable) this often")
+
+
+@dataclass(frozen=True)
+class SmokeParams:
+    amplitude_m: float = param(0.01, "m", 0.0, 1.0, "amplitude of the talker's sine command")
+    frequency_hz: float = param(1.0, "Hz", 0.0, 100.0, "frequency of the talker's sine command")
+    stiffness_n_per_m: float = param(1000.0, "N/m", 0.0, 1e9, "listener's spring: force = -k * position")
+    feedback_gain: float = param(1e-6, "m/N", 0.0, 1.0, "talker adds gain * last force to its command")
+
+
+@dataclass(frozen=True)
+class NumericalParams:
+    model: str = param("contact_1d", "", doc="numerical substructure model", choices=("contact_1d",))
+    contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (seed 000 ch. 4)")
+
+
+@dataclass(frozen=True)
+class PlatformParams:
+    geometry: StewartGeometryParams = param(StewartGeometryParams(), doc="hexapod geometry and limits")
+    interface: InterfaceMapParams = param(InterfaceMapParams(), doc="interface DoFs and specimen mounting")
+    commander: PlatformCommanderParams = param(PlatformCommanderParams(), doc="feedforward and limit switches")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str = param("unnamed", "", doc="scenario name")
+    description: str = param("", "", doc="one-line description")
+    nodes: tuple[str, ...] = param(list(KNOWN_NODES[:5]) + ["sim_plant"], "", doc="nodes to start",
+                                   choices=KNOWN_NODES)
+    plant: str = param("sim", "", doc="simulated plant or hardware drivers", choices=("sim", "hardware"))
+    loop: LoopParams = param(LoopParams(), doc="clock mode, step, duration, trials")
+    realtime: RealtimeParams = param(RealtimeParams(), doc="process real-time settings")
+    recording: RecordingParams = param(RecordingParams(), doc="rosbag2 recording")
+    numerical: NumericalParams = param(NumericalParams(), doc="numerical substructure")
+    platform: PlatformParams = param(PlatformParams(), doc="Stewart platform")
+    sim_plant: SimPlantParams = param(SimPlantParams(), doc="digital twin of platform and specimen")
+    ft_sensor: ForceProcessorParams = param(ForceProcessorParams(), doc="force/torque sensor processing")
+    smoke: SmokeParams = param(SmokeParams(), doc="the smoke test's two nodes")
+
+    def validate(self) -> None:
+        if len(set(self.nodes)) != len(self.nodes):
+            raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
+        if not self.nodes:
+            raise ParameterError("nodes: [] is not allowed; expected at least one node")
+
+    @property
+    def steps(self) -> int:
+        return self.loop.steps
+
+
+# ---------------------------------------------------------------------------------------------
+def package_root() -> Path:
+    return Path(__file__).resolve().parents[2]
+
+
+def config_dir() -> Path:
+    """config/ of the source tree, or share/rths_ros/config of an installed package."""
+    env = os.environ.get("RTHS_CONFIG_DIR")
+    if env:
+        return Path(env)
+    here = package_root() / "config"
+    if here.is_dir():
+        return here
+    try:  # installed with colcon in a ROS 2 workspace
+        from ament_index_python.packages import get_package_share_directory
+        return Path(get_package_share_directory("rths_ros")) / "config"
+    except Exception:  # pragma: no cover - depends on the installation
+        return here
+
+
+def scenario_names() -> list[str]:
+    return sorted(p.stem for p in (config_dir() / "scenarios").glob("*.yaml"))
+
+
+def resolve_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.exists():
+            raise ParameterError(f"scenario: file {name_or_path!r} does not exist")
+        return p
+    cand = config_dir() / "scenarios" / f"{name_or_path}.yaml"
+    if not cand.exists():
+        raise ParameterError(f"scenario: {name_or_path!r} is neither a file nor one of the scenarios "
+                             + ", ".join(scenario_names()))
+    return cand
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``a.b.c=value`` -> (["a","b","c"], YAML-parsed value)."""
+    if "=" not in text:
+        raise ParameterError(f"--set {text!r}: expected KEY=VALUE, e.g. numerical.contact_1d.d_num_kg_per_s=50")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key:
+        raise ParameterError(f"--set {text!r}: empty key")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ParameterError(f"--set {key}: value {raw!r} is not valid YAML ({exc})") from None
+    return key.split("."), value
+
+
+def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...]) -> dict:
+    data = copy.deepcopy(data)
+    for text in overrides or ():
+        path, value = parse_override(text)
+        node = data
+        for i, part in enumerate(path[:-1]):
+            nxt = node.get(part)
+            if nxt is None:
+                nxt = node[part] = {}
+            if not isinstance(nxt, dict):
+                raise ParameterError(f"--set {'.'.join(path)}: {'.'.join(path[:i + 1])} is not a section")
+            node = nxt
+        node[path[-1]] = value
+    return data
+
+
+def load_data(name_or_path: str) -> dict:
+    path = resolve_path(name_or_path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ParameterError(f"scenario {path}: not valid YAML ({exc})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ParameterError(f"scenario {path}: top level must be a mapping of sections, got {type(data).__name__}")
+    data.setdefault("name", path.stem)
+    return data
+
+
+def from_data(data: Mapping[str, Any], overrides: list[str] | tuple[str, ...] = (),
+              mode: str | None = None) -> Scenario:
+    data = apply_overrides(dict(data), list(overrides))
+    if mode is not None:
+        data = apply_overrides(data, [f"loop.mode={mode}"])
+    return build(Scenario, data)
+
+
+def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = (), mode: str | None = None) -> Scenario:
+    """Load, override and validate a scenario (name under config/scenarios/ or a path)."""
+    return from_data(load_data(name_or_path), overrides, mode)
+
+
+def dump(scenario: Scenario) -> str:
+    """The fully resolved scenario (every default filled in) as YAML."""
+    return yaml.safe_dump(to_dict(scenario), sort_keys=False)
+
+
+def replace(scenario: Scenario, **changes) -> Scenario:
+    return dataclasses.replace(scenario, **changes)
+
+
+def parameter_table() -> list[dict]:
+    return describe(Scenario)

@@ -1,0 +1,1 @@
+"""One module per node: thin rclpy wrappers around the core objects."""

@@ -1,0 +1,81 @@
+"""numerical_substructure: integrates the numerical part from the interface force and publishes
+the commanded interface motion (seed 000 §2.8 step 3).
+
+In:  /rths/interface_force (InterfaceForce, step k)
+Out: /rths/interface_command (InterfaceCommand, step k+1) -- z_{k+1}, zdot_{k+1}
+
+The model is built by :func:`rths_ros.core.fastpath.build_numerical` (same object as the virtual
+run).  If a force sample is missing in realtime mode the model is advanced over the gap with the
+last force held, so simulated time stays aligned with the step index; the gap is counted as lost.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..core import fastpath
+from ..runtime.node import RthsNode, node_main, set_stamp, stamp_ns
+
+from rths_ros.msg import InterfaceCommand, InterfaceForce  # noqa: E402
+
+
+class NumericalSubstructureNode(RthsNode):
+    role = "numerical_substructure"
+
+    def __init__(self, scenario, out_dir=None, context=None):
+        super().__init__(scenario, out_dir, context)
+        self.model = fastpath.build_numerical(scenario)
+        self.model.reset()
+        self.pub = self.control_publisher(InterfaceCommand, "/rths/interface_command")
+        self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
+        self.msg = InterfaceCommand()
+        self.next_k = 0          # step index of the next force sample we expect
+        self.f_last = 0.0
+        self._pos = np.zeros(1)
+        self._vel = np.zeros(1)
+
+    def on_start(self) -> None:
+        self.publish_command(0, 0, 0.0, 0.0, time.time_ns())
+
+    def publish_command(self, k: int, origin_k: int, z: float, zd: float, origin_ns: int) -> None:
+        m = self.msg
+        m.header.stamp = self.get_clock().now().to_msg()
+        m.step = k
+        self._pos[0], self._vel[0] = z, zd
+        m.position = self._pos
+        m.velocity = self._vel
+        m.origin_step = origin_k
+        set_stamp(m.origin_stamp, origin_ns)
+        self.pub.publish(m)
+
+    def on_force(self, msg: InterfaceForce) -> None:
+        if self.done:
+            return
+        t0 = time.perf_counter_ns()
+        self.timing.tick()
+        k = int(msg.step)
+        if k < self.next_k:
+            self.timing.late_messages += 1
+            return
+        while self.next_k < k:  # realtime gap: hold the last force over the missing steps
+            self.model.step(self.f_last)
+            self.next_k += 1
+            self.timing.lost_messages += 1
+        f_int = float(msg.force[0])
+        z, zd = self.model.step(f_int)
+        self.f_last = f_int
+        self.next_k = k + 1
+        origin_ns = stamp_ns(msg.origin_stamp)
+        self.publish_command(k + 1, k, z, zd, origin_ns)
+        self.timing.latency((time.time_ns() - origin_ns) * 1e-9)
+        self.timing.compute(time.perf_counter_ns() - t0)
+        self.sync_readers(k)
+
+
+def main(argv=None) -> int:
+    return node_main([NumericalSubstructureNode], argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,91 @@
+"""recorder: writes every loop, learner, event and timing topic of the run to a rosbag2 (MCAP).
+
+The scenario YAML (fully resolved) goes into the bag twice: as the first message of
+/rths/scenario (std_msgs/String) and as the bag's custom metadata ``rths.scenario``.
+Messages are taken as serialized CDR bytes and written unchanged.  The bag is closed on STOP
+(after the publishers' final acknowledgements) and on ABORT or a signal, so it is readable in
+every case.
+"""
+from __future__ import annotations
+
+import time
+
+from ..bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, string_msg
+from ..core import scenario as scn
+from ..runtime.node import RthsNode, node_main
+from ..runtime.qos import diagnostics_qos, events_qos, record_qos
+from ..runtime.topics import TOPICS
+
+from rths_ros import msg as rths_msg  # noqa: E402
+
+
+def _msg_class(type_name: str):
+    pkg, _, name = type_name.split("/")
+    if pkg == "rths_ros":
+        return getattr(rths_msg, name)
+    module = __import__(f"{pkg}.msg", fromlist=[name])
+    return getattr(module, name)
+
+
+class Recorder(RthsNode):
+    role = "recorder"
+    QUIET_S = 0.5
+
+    def __init__(self, scenario, out_dir=None, context=None):
+        super().__init__(scenario, out_dir, context)
+        if out_dir is None:
+            raise ValueError("recorder needs --out DIR")
+        self.bag = BagWriter(self.out_dir / "bag", scenario.recording.storage)
+        text = scn.dump(scenario)
+        self.bag.set_custom_data(SCENARIO_KEY, text)
+        self.bag.write_msg(SCENARIO_TOPIC, "std_msgs/msg/String", time.time_ns(), string_msg(text))
+        self._last_rx = time.monotonic()
+        self._stopping_since: float | None = None
+        running = set(scenario.nodes)
+        rq = record_qos(scenario.loop.qos)
+        for t in TOPICS:
+            if t.kind in ("control", "learner") and not (set(t.producers) & running):
+                continue
+            qos = {"event": events_qos(), "diagnostics": diagnostics_qos()}.get(t.kind, rq)
+            self.bag.add_topic(t.name, t.type)
+            sub = self.create_subscription(_msg_class(t.type), t.name, self._writer_for(t.name), qos, raw=True)
+            if t.kind == "control":
+                self._expect_sub.append((sub, t.name))
+        self._closed = False
+        self.create_timer(0.1, self._check_quiet)
+
+    def _writer_for(self, topic: str):
+        write = self.bag.write_raw
+
+        def cb(data: bytes) -> None:
+            write(topic, time.time_ns(), data)
+            self._last_rx = time.monotonic()
+        return cb
+
+    def on_stop(self) -> None:
+        self._stopping_since = time.monotonic()
+
+    def on_abort(self, msg) -> None:
+        self._stopping_since = time.monotonic()
+        self.exit_code = 3
+
+    def _check_quiet(self) -> None:
+        if self._stopping_since is None or self.done:
+            return
+        now = time.monotonic()
+        if now - self._last_rx > self.QUIET_S or now - self._stopping_since > 10.0:
+            self.finish(self.exit_code)
+
+    def finalize(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.bag.close()
+        super().finalize()
+
+
+def main(argv=None) -> int:
+    return node_main([Recorder], argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

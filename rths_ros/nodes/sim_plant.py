@@ -1,0 +1,68 @@
+"""sim_plant: the Gazebo-free digital twin of platform + specimen; the beat of the run.
+
+Publishes exactly what the hardware drivers publish: /rths/leg_state (LegState) and
+/rths/raw_wrench (RawWrench), for step k.  Takes /rths/leg_command (LegCommand, step k+1).
+In lockstep mode it advances when the command for the next step arrived; in realtime mode on
+absolute wall-clock deadlines with the latest command (see rths_ros.runtime.beat).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..core import fastpath
+from ..runtime.beat import BeatNode
+from ..runtime.node import node_main, set_stamp, stamp_ns
+
+from rths_ros.msg import LegCommand, LegState, RawWrench  # noqa: E402
+
+
+class SimPlantNode(BeatNode):
+    role = "sim_plant"
+
+    def __init__(self, scenario, out_dir=None, context=None):
+        super().__init__(scenario, out_dir, context)
+        self.plant = fastpath.build_plant(scenario)
+        self.out = self.plant.reset(fastpath.plant_seed(scenario))
+        self.hold_length = np.array(self.plant.kinematics.home_lengths, dtype=float)
+        self.hold_ff = np.zeros(6)
+        self.state_pub = self.control_publisher(LegState, "/rths/leg_state")
+        self.wrench_pub = self.control_publisher(RawWrench, "/rths/raw_wrench")
+        self.control_subscription(LegCommand, "/rths/leg_command", self.on_input)
+        self.state_msg = LegState()
+        self.wrench_msg = RawWrench()
+
+    def emit_output(self, k: int, origin_ns: int) -> None:
+        o = self.out
+        s = self.state_msg
+        set_stamp(s.header.stamp, origin_ns)
+        s.step = k
+        s.length = o.lengths
+        s.velocity = o.velocities
+        s.current = o.currents
+        self.state_pub.publish(s)
+        w = self.wrench_msg
+        set_stamp(w.header.stamp, origin_ns)
+        w.step = k
+        f, t = w.wrench.force, w.wrench.torque
+        ww = o.wrench
+        f.x, f.y, f.z = float(ww[0]), float(ww[1]), float(ww[2])
+        t.x, t.y, t.z = float(ww[3]), float(ww[4]), float(ww[5])
+        w.sequence = k & 0xFFFFFFFF
+        self.wrench_pub.publish(w)
+
+    def advance(self, k_next: int, inp) -> None:
+        if inp is not None:
+            self.hold_length[:] = inp.length
+            self.hold_ff[:] = inp.feedforward_velocity
+            self.timing.latency((time.time_ns() - stamp_ns(inp.origin_stamp)) * 1e-9)
+        self.out = self.plant.step(self.hold_length, self.hold_ff)
+
+
+def main(argv=None) -> int:
+    return node_main([SimPlantNode], argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

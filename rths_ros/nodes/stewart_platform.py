@@ -1,0 +1,78 @@
+"""stewart_platform: interface command -> leg commands (inverse kinematics, velocity feedforward,
+limits); measured leg lengths -> achieved interface state (forward kinematics).
+
+In:  /rths/interface_command (InterfaceCommand, step k), /rths/leg_state (LegState, step k)
+Out: /rths/leg_command (LegCommand, step k), /rths/interface_state (InterfaceState, step k)
+
+A command that would leave the stroke, exceed the leg speed or the joint angle aborts the run
+(ABORT event with the limit in the reason) and nothing more is commanded.
+"""
+from __future__ import annotations
+
+import time
+
+from ..core import fastpath
+from ..core.platform import LimitViolation
+from ..runtime.node import RthsNode, node_main, stamp_ns
+
+from rths_ros.msg import InterfaceCommand, InterfaceState, LegCommand, LegState, TestEvent  # noqa: E402
+
+
+class StewartPlatformNode(RthsNode):
+    role = "stewart_platform"
+
+    def __init__(self, scenario, out_dir=None, context=None):
+        super().__init__(scenario, out_dir, context)
+        self.map, self.commander = fastpath.build_platform(scenario)
+        self.commander.reset()
+        self.leg_pub = self.control_publisher(LegCommand, "/rths/leg_command")
+        self.state_pub = self.control_publisher(InterfaceState, "/rths/interface_state")
+        self.control_subscription(InterfaceCommand, "/rths/interface_command", self.on_command)
+        self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)
+        self.leg_msg = LegCommand()
+        self.state_msg = InterfaceState()
+        self.faulted = False
+
+    def on_command(self, msg: InterfaceCommand) -> None:
+        if self.done or self.faulted or msg.step == 0:  # step 0: the platform starts at home
+            return
+        t0 = time.perf_counter_ns()
+        self.timing.tick()
+        try:
+            cmd = self.commander.command(msg.position, msg.velocity)
+        except LimitViolation as exc:
+            self.faulted = True
+            self.abort_reason = f"step {msg.step}: {exc}"
+            self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
+            return
+        m = self.leg_msg
+        m.header.stamp = msg.header.stamp
+        m.step = msg.step
+        m.length = cmd.length
+        m.velocity = cmd.velocity
+        m.feedforward_velocity = cmd.feedforward_velocity
+        m.feedforward_position = cmd.feedforward_position
+        m.origin_stamp = msg.origin_stamp
+        self.leg_pub.publish(m)
+        self.timing.latency((time.time_ns() - stamp_ns(msg.origin_stamp)) * 1e-9)
+        self.timing.compute(time.perf_counter_ns() - t0)
+        self.sync_readers(msg.step)
+
+    def on_leg_state(self, msg: LegState) -> None:
+        if self.done:
+            return
+        q, qd = self.map.achieved(msg.length, msg.velocity)
+        m = self.state_msg
+        m.header.stamp = msg.header.stamp
+        m.step = msg.step
+        m.position = q
+        m.velocity = qd
+        self.state_pub.publish(m)
+
+
+def main(argv=None) -> int:
+    return node_main([StewartPlatformNode], argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,96 @@
+"""supervisor: test sequencing of a run.
+
+Waits until every node of the scenario has announced READY (all its topics connected), sends
+START, and when the beat-setting node reports DONE after the last step, sends STOP.  A node that
+does not become ready within loop.start_timeout_s aborts the run with a reason that names it and
+its unconnected topics.
+"""
+from __future__ import annotations
+
+import time
+
+from ..runtime.node import EVENT_NAMES, RthsNode, node_main
+
+from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402
+from ..runtime.qos import diagnostics_qos
+
+
+class Supervisor(RthsNode):
+    role = "supervisor"
+
+    def __init__(self, scenario, out_dir=None, context=None):
+        super().__init__(scenario, out_dir, context)
+        self.expected = {n for n in scenario.nodes if n != self.role}
+        self.ready: set[str] = set()
+        self._t0 = time.monotonic()
+        self._stop_sent_at: float | None = None
+        self.events_log: list[dict] = []
+        self.progress: dict[str, int] = {}
+        self.create_subscription(LoopTiming, "/rths/timing", self._on_timing, diagnostics_qos())
+        self.create_timer(0.1, self._tick)
+        self.create_timer(0.5, self._write_progress)
+
+    def _on_timing(self, msg) -> None:
+        self.progress[msg.node] = int(msg.steps)
+
+    def _write_progress(self) -> None:
+        if self.out_dir is None:
+            return
+        import json
+        state = "running" if self.started else "starting"
+        if self._stop_sent_at is not None:
+            state = "stopping"
+        data = {"state": state, "total_steps": self.scenario.steps, "nodes": self.progress,
+                "ready": sorted(self.ready), "expected": sorted(self.expected)}
+        tmp = self.out_dir / ".progress.json.tmp"
+        tmp.write_text(json.dumps(data))
+        tmp.replace(self.out_dir / "progress.json")
+
+    def on_event(self, msg) -> None:
+        self.events_log.append({"type": EVENT_NAMES.get(msg.type, str(msg.type)), "source": msg.source,
+                                "step": int(msg.step), "trial": int(msg.trial), "reason": msg.reason})
+        if msg.type == TestEvent.READY:
+            self.ready.add(msg.source)
+            if not self.started and self.expected <= self.ready:
+                self.get_logger().info(f"all {len(self.expected)} nodes ready: START")
+                self.emit(TestEvent.START)
+        elif msg.type == TestEvent.DONE and self._stop_sent_at is None:
+            self.get_logger().info(f"{msg.source} finished step {msg.step}: STOP")
+            self.emit(TestEvent.STOP, msg.step)
+            self._stop_sent_at = time.monotonic()
+        elif msg.type == TestEvent.ABORT and msg.source != self.role:
+            self.abort_reason = f"abort by {msg.source}: {msg.reason}"
+
+    def on_stop(self) -> None:  # our own STOP: stay until the others had time to see it
+        pass
+
+    def on_abort(self, msg) -> None:
+        self.exit_code = 3
+        if self._stop_sent_at is None:
+            self._stop_sent_at = time.monotonic()
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        if not self.started and now - self._t0 > self.scenario.loop.start_timeout_s:
+            missing = sorted(self.expected - self.ready)
+            reason = f"nodes not ready after {self.scenario.loop.start_timeout_s:g} s: {', '.join(missing)}"
+            self.emit(TestEvent.ABORT, reason=reason)
+            self.abort_reason = reason
+            self._stop_sent_at = now
+            self.exit_code = 3
+        if self._stop_sent_at is not None and now - self._stop_sent_at > 0.5:
+            self.finish(self.exit_code)
+
+    def finalize(self) -> None:
+        if self.out_dir is not None:
+            import json
+            (self.out_dir / "events.json").write_text(json.dumps(self.events_log, indent=2))
+        super().finalize()
+
+
+def main(argv=None) -> int:
+    return node_main([Supervisor], argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""``rths run``: start a scenario's nodes, show progress, wait for the end, tear everything down.
+
+* Each node is its own process (or all of them in one process with ``composed=True``), with its
+  output in OUT/logs/<node>.log.
+* Every run gets its own ROS domain id (held by a lock file for the run's lifetime) and
+  localhost-only discovery, so parallel runs and parallel tests never hear each other.
+* If a node dies, the others are stopped and the run fails naming the node; on Ctrl-C or SIGTERM
+  every node is stopped.  Node processes also die with the runner (PR_SET_PDEATHSIG), so no orphan
+  is left even if the runner is killed.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .core import scenario as scn
+from .core.params import ParameterError
+from .nodes.registry import module_name
+
+DOMAIN_RANGE = range(1, 101)
+PR_SET_PDEATHSIG = 1
+
+
+class RunError(RuntimeError):
+    pass
+
+
+@dataclass
+class RunResult:
+    code: int
+    out_dir: Path
+    message: str = ""
+    failed_node: str | None = None
+    wall_s: float = 0.0
+    domain_id: int = -1
+    exit_codes: dict = field(default_factory=dict)
+
+
+class DomainLease:
+    """Exclusive ROS domain id for one run: an flock'ed file per id, released on close."""
+
+    def __init__(self, preferred: int | None = None):
+        lock_dir = Path(tempfile.gettempdir()) / "rths_ros_domains"
+        lock_dir.mkdir(exist_ok=True)
+        ids = list(DOMAIN_RANGE)
+        random.shuffle(ids)
+        if preferred is not None:
+            ids = [preferred]
+        for i in ids:
+            fd = os.open(lock_dir / f"{i}.lock", os.O_CREAT | os.O_RDWR, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                os.close(fd)
+                if exc.errno in (errno.EAGAIN, errno.EACCES):
+                    continue
+                raise
+            self.domain_id, self._fd = i, fd
+            return
+        raise RunError("no free ROS domain id in 1..100 (too many runs at once?)")
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def run_env(domain_id: int) -> dict:
+    env = dict(os.environ)
+    env["ROS_DOMAIN_ID"] = str(domain_id)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = env.get("RTHS_DISCOVERY_RANGE", "LOCALHOST")
+    env.pop("ROS_LOCALHOST_ONLY", None)
+    env.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    xml = scn.config_dir() / "fastdds.xml"
+    if xml.exists() and "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
+        env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(xml)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+def node_command(nodes: list[str], scenario_path: Path, out: Path, composed: bool) -> list[list[str]]:
+    base = ["--scenario", str(scenario_path), "--out", str(out)]
+    if composed:
+        return [[sys.executable, "-m", "rths_ros.nodes.composed", "--nodes", ",".join(nodes), *base]]
+    return [[sys.executable, "-m", module_name(n), *base] for n in nodes]
+
+
+def _progress_line(out: Path, total: int, t0: float) -> str | None:
+    try:
+        data = json.loads((out / "progress.json").read_text())
+    except (OSError, ValueError):
+        return None
+    steps = max(data.get("nodes", {}).values(), default=0)
+    if data.get("state") == "starting":
+        return f"  waiting for nodes: {len(data['ready'])}/{len(data['expected'])} ready"
+    frac = min(1.0, steps / total) if total else 0.0
+    bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
+    return f"  [{bar}] step {steps}/{total} ({100 * frac:5.1f} %)  {time.monotonic() - t0:6.1f} s"
+
+
+def _stop_all(procs: dict[str, subprocess.Popen], grace_s: float = 3.0) -> None:
+    for p in procs.values():
+        if p.poll() is None:
+            try:
+                p.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    t_end = time.monotonic() + grace_s
+    for p in procs.values():
+        try:
+            p.wait(timeout=max(0.0, t_end - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def _tail(path: Path, n: int = 8) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join("    " + line for line in lines[-n:])
+
+
+def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, progress: bool = True,
+                 log=print) -> RunResult:
+    """Run an already validated scenario.  Never leaves a node process behind."""
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(exist_ok=True)
+    for stale in ("progress.json", "events.json"):
+        (out / stale).unlink(missing_ok=True)
+    scenario_path = out / "scenario.yaml"
+    scenario_path.write_text(scn.dump(scenario))
+    nodes = list(scenario.nodes)
+    if scenario.plant == "hardware":
+        raise RunError("plant=hardware: the hardware drivers are not part of this installation yet; "
+                       "use plant=sim")
+    lease = DomainLease()
+    env = run_env(lease.domain_id)
+    procs: dict[str, subprocess.Popen] = {}
+    logs = {}
+    t0 = time.monotonic()
+    result = RunResult(0, out, domain_id=lease.domain_id)
+    interrupted = {"sig": None}
+
+    def _on_signal(signum, _frame):
+        interrupted["sig"] = signum
+
+    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        names = ["composed"] if composed else nodes
+        for name, cmd in zip(names, node_command(nodes, scenario_path, out, composed)):
+            logs[name] = out / "logs" / f"{name}.log"
+            fh = open(logs[name], "wb")
+            procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           env=env, preexec_fn=_die_with_parent, cwd=str(out))
+            fh.close()
+        last_print = 0.0
+        limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
+        interactive = sys.stdout.isatty()
+        while True:
+            if interrupted["sig"] is not None:
+                result.code = 130 if interrupted["sig"] == signal.SIGINT else 143
+                result.message = f"interrupted by {signal.Signals(interrupted['sig']).name}; all nodes stopped"
+                break
+            codes = {n: p.poll() for n, p in procs.items()}
+            failed = [n for n, c in codes.items() if c not in (None, 0)]
+            if failed:
+                name = failed[0]
+                result.code = 1
+                result.failed_node = name
+                result.message = (f"node {name} exited with code {codes[name]} "
+                                  f"(log: {logs[name]})\n{_tail(logs[name])}")
+                break
+            if all(c == 0 for c in codes.values()):
+                break
+            now = time.monotonic()
+            if now - t0 > limit:
+                result.code = 1
+                running = [n for n, c in codes.items() if c is None]
+                result.message = f"run did not end within {limit:g} s; still running: {', '.join(running)}"
+                break
+            if progress and now - last_print > (0.5 if interactive else 5.0):
+                line = _progress_line(out, scenario.steps, t0)
+                if line:
+                    if interactive:
+                        sys.stdout.write("\r" + line)
+                        sys.stdout.flush()
+                    else:
+                        log(line)
+                last_print = now
+            time.sleep(0.05)
+        if progress and sys.stdout.isatty():
+            sys.stdout.write("\n")
+    finally:
+        _stop_all(procs)
+        for s, h in old.items():
+            signal.signal(s, h)
+        lease.close()
+    result.exit_codes = {n: p.returncode for n, p in procs.items()}
+    result.wall_s = time.monotonic() - t0
+    return result
+
+
+def load_or_explain(name: str, overrides: list[str], mode: str | None, plant: str | None) -> scn.Scenario:
+    overrides = list(overrides)
+    if plant:
+        overrides.append(f"plant={plant}")
+    return scn.load(name, overrides, mode)
+
+
+__all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "load_or_explain", "ParameterError"]

@@ -1,0 +1,399 @@
+"""The base class of every rths_ros node, and the process entry point shared by all of them.
+
+What every node gets from :class:`RthsNode`:
+
+* the validated scenario (one YAML, see :mod:`rths_ros.core.scenario`) and its parameters declared as
+  read-only ROS parameters with description, unit and range (``ros2 param describe`` shows them);
+* control publishers/subscriptions with the scenario's QoS profile (config/qos.yaml), deadline and
+  message-lost events counted into the node's :class:`~rths_ros.runtime.timing.TimingStats`;
+* the start handshake: a node announces READY once every publisher it owns is matched by every
+  consumer that the scenario runs, and every subscription by its producer; the supervisor then sends
+  START.  STOP ends the run, ABORT ends it with a reason;
+* lockstep flow control: every ``ack_every_steps`` steps a publisher waits for its readers'
+  acknowledgements, so a slow reader (the recorder) never loses a sample;
+* timing diagnostics (LoopTiming on /rths/timing and diagnostic_msgs on /diagnostics) about once a
+  second, and a JSON summary in OUT/timing/<node>.json at the end;
+* clean shutdown on SIGINT/SIGTERM.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.duration import Duration
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+
+from ..core import scenario as scn
+from ..core.params import ParameterError, describe
+from .qos import control_qos, diagnostics_qos, events_qos
+from .rt import apply_realtime
+from .timing import TimingStats
+from .topics import BY_NAME, expected_consumers
+
+from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402  (generated messages)
+
+EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
+               TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",
+               TestEvent.STOP: "STOP", TestEvent.ABORT: "ABORT", TestEvent.DONE: "DONE"}
+
+
+def stamp_ns(stamp) -> int:
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def set_stamp(stamp, ns: int) -> None:
+    stamp.sec, stamp.nanosec = divmod(int(ns), 1_000_000_000)
+
+
+class RthsNode(Node):
+    """Base node: scenario, QoS, handshake, flow control, timing, events."""
+
+    role = "node"
+
+    def __init__(self, scenario: scn.Scenario, out_dir: Path | None = None, context=None):
+        super().__init__(self.role, context=context)
+        self.scenario = scenario
+        self.out_dir = Path(out_dir) if out_dir else None
+        self.dt = scenario.loop.dt_s
+        self.mode = scenario.loop.mode
+        self.cq = control_qos(scenario.loop.qos, self.dt)
+        self.timing = TimingStats()
+        self.done = False
+        self.exit_code = 0
+        self.abort_reason = ""
+        self.started = False
+        self.ready_sent = False
+        self.final_step: int | None = None
+        self._control_pubs: list = []
+        self._expect_pub: list = []   # (publisher, topic, n consumers)
+        self._expect_sub: list = []   # (subscription, topic)
+        self._last_ack_step = 0
+        self._t_start = time.monotonic()
+        self._declare_scenario_parameters()
+        self._events_pub = self.create_publisher(TestEvent, "/rths/events", events_qos())
+        self.create_subscription(TestEvent, "/rths/events", self._on_event, events_qos())
+        self._timing_pub = self.create_publisher(LoopTiming, "/rths/timing", diagnostics_qos())
+        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", diagnostics_qos())
+        self._timing_msg = LoopTiming()
+        self.create_timer(1.0, self.publish_timing)
+        self._ready_timer = self.create_timer(0.05, self._check_ready)
+
+    # -- parameters ------------------------------------------------------------------------
+    def _declare_scenario_parameters(self) -> None:
+        """Expose the scenario as read-only ROS parameters (introspection with ros2 param)."""
+        rows = describe(scn.Scenario)
+        values = _flatten(scn.to_dict(self.scenario))
+        for row in rows:
+            key = row["key"]
+            if key not in values:
+                continue
+            value = values[key]
+            if isinstance(value, list):
+                if not value:
+                    continue  # an empty list has no ROS parameter type
+                if all(isinstance(v, bool) for v in value) or not all(
+                        isinstance(v, type(value[0])) for v in value):
+                    continue
+            desc = ParameterDescriptor(description=f"{row['doc']} [{row['unit']}] allowed: {row['allowed']}",
+                                       read_only=True)
+            if isinstance(value, float) and "in [" in row["allowed"]:
+                lo, hi = _range_of(row["allowed"])
+                if lo is not None:
+                    desc.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
+            elif isinstance(value, int) and not isinstance(value, bool) and "in [" in row["allowed"]:
+                lo, hi = _range_of(row["allowed"])
+                if lo is not None and abs(lo) < 2**62 and abs(hi) < 2**62:
+                    desc.integer_range = [IntegerRange(from_value=int(lo), to_value=int(hi), step=1)]
+            try:
+                self.declare_parameter(key, value, desc)
+            except Exception:  # a value type ROS parameters cannot carry: skip, it stays in the YAML
+                pass
+
+    # -- topics ----------------------------------------------------------------------------
+    def control_publisher(self, msg_type, topic: str):
+        cbs = PublisherEventCallbacks(deadline=self._on_offered_deadline)
+        pub = self.create_publisher(msg_type, topic, self.cq.profile, event_callbacks=cbs)
+        self._control_pubs.append(pub)
+        n = expected_consumers(topic, self.scenario.nodes) if topic in BY_NAME else 0
+        self._expect_pub.append((pub, topic, n))
+        return pub
+
+    def control_subscription(self, msg_type, topic: str, callback, expect_producer: bool = True):
+        cbs = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
+        sub = self.create_subscription(msg_type, topic, callback, self.cq.profile, event_callbacks=cbs)
+        if expect_producer:
+            self._expect_sub.append((sub, topic))
+        return sub
+
+    def _on_deadline(self, info) -> None:
+        if self.started and not self.done:
+            self.timing.deadline_misses += 1
+
+    def _on_offered_deadline(self, info) -> None:
+        pass  # the subscriber side counts; the offered side would count the same gap twice
+
+    def _on_lost(self, info) -> None:
+        self.timing.lost_messages += int(getattr(info, "total_count_change", 1) or 1)
+
+    def connected(self) -> bool:
+        for pub, _topic, n in self._expect_pub:
+            if pub.get_subscription_count() < n:
+                return False
+        for sub, _topic in self._expect_sub:
+            if sub.get_publisher_count() < 1:
+                return False
+        return True
+
+    def unconnected(self) -> list[str]:
+        out = [f"{t} (publisher: {p.get_subscription_count()}/{n} readers)" for p, t, n in self._expect_pub
+               if p.get_subscription_count() < n]
+        out += [f"{t} (subscription: no publisher)" for s, t in self._expect_sub if s.get_publisher_count() < 1]
+        return out
+
+    def sync_readers(self, step: int, force: bool = False) -> None:
+        """Lockstep flow control: wait until every reader acknowledged our samples."""
+        n = self.cq.ack_every_steps
+        if n <= 0 and not force:
+            return
+        if force or step - self._last_ack_step >= n:
+            self._last_ack_step = step
+            for pub in self._control_pubs:
+                if not pub.wait_for_all_acked(Duration(seconds=10.0)):
+                    self.get_logger().warning(f"readers of {pub.topic_name} did not acknowledge within 10 s")
+
+    # -- events ----------------------------------------------------------------------------
+    def emit(self, kind: int, step: int = 0, reason: str = "", trial: int = 0) -> None:
+        msg = TestEvent()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.type = kind
+        msg.step = int(step)
+        msg.trial = int(trial)
+        msg.source = self.role
+        msg.reason = reason
+        self._events_pub.publish(msg)
+
+    def _check_ready(self) -> None:
+        if self.ready_sent:
+            return
+        if self.connected():
+            self.ready_sent = True
+            self._ready_timer.cancel()
+            self.emit(TestEvent.READY)
+
+    def _on_event(self, msg: TestEvent) -> None:
+        if msg.type == TestEvent.START and not self.started:
+            self.started = True
+            self.on_start()
+        elif msg.type == TestEvent.DONE:
+            self.final_step = int(msg.step)
+            self.on_done(msg)
+        elif msg.type == TestEvent.STOP and not self.done:
+            self.on_stop()
+        elif msg.type == TestEvent.ABORT and not self.done:
+            self.abort_reason = msg.reason or f"abort by {msg.source}"
+            self.on_abort(msg)
+        self.on_event(msg)
+
+    # hooks ------------------------------------------------------------------------------
+    def on_start(self) -> None:
+        """START received: the run begins."""
+
+    def on_done(self, msg) -> None:
+        """The beat-setting node finished its last step."""
+
+    def on_event(self, msg) -> None:
+        """Any event (after the built-in handling)."""
+
+    def on_stop(self) -> None:
+        self.sync_readers(0, force=True)
+        self.finish(0)
+
+    def on_abort(self, msg) -> None:
+        self.sync_readers(0, force=True)
+        self.finish(3)
+
+    def finish(self, code: int = 0) -> None:
+        self.exit_code = code
+        self.done = True
+
+    # -- diagnostics -----------------------------------------------------------------------
+    def publish_timing(self) -> None:
+        s = self.timing.summary()
+        m = self._timing_msg
+        m.header.stamp = self.get_clock().now().to_msg()
+        m.node = self.role
+        m.steps = s["steps"]
+        for key in ("period_mean_s", "period_max_s", "period_jitter_s", "latency_p50_s", "latency_p99_s",
+                    "latency_max_s"):
+            setattr(m, key, float(s[key]))
+        m.overruns = s["overruns"]
+        m.deadline_misses = s["deadline_misses"]
+        m.lost_messages = s["lost_messages"]
+        m.late_messages = s["late_messages"]
+        self._timing_pub.publish(m)
+        arr = DiagnosticArray()
+        arr.header.stamp = m.header.stamp
+        st = DiagnosticStatus()
+        st.name = f"rths/{self.role}"
+        st.hardware_id = "rths_ros"
+        bad = s["overruns"] + s["deadline_misses"] + s["lost_messages"]
+        st.level = DiagnosticStatus.OK if bad == 0 else DiagnosticStatus.WARN
+        st.message = "ok" if bad == 0 else f"{bad} timing faults"
+        st.values = [KeyValue(key=k, value=f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in s.items()]
+        arr.status = [st]
+        self._diag_pub.publish(arr)
+
+    def timing_summary(self) -> dict:
+        s = self.timing.summary()
+        s["node"] = self.role
+        s["mode"] = self.mode
+        s["wall_s"] = time.monotonic() - self._t_start
+        s["exit_code"] = self.exit_code
+        s["abort_reason"] = self.abort_reason
+        return s
+
+    def finalize(self) -> None:
+        """Called once after spinning ended (normal end, abort, signal): persist what we have."""
+        if self.out_dir is not None:
+            d = self.out_dir / "timing"
+            d.mkdir(parents=True, exist_ok=True)
+            (d / f"{self.role}.json").write_text(json.dumps(self.timing_summary(), indent=2, default=str))
+
+
+# ---------------------------------------------------------------------------------------------
+def _flatten(d: dict, prefix: str = "") -> dict:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def _range_of(allowed: str) -> tuple[float | None, float | None]:
+    try:
+        inner = allowed.split("in [", 1)[1].split("]", 1)[0]
+        lo_s, hi_s = (x.strip() for x in inner.split(","))
+        lo = float(lo_s)
+        hi = float(hi_s)
+        if lo == float("-inf") or hi == float("inf"):
+            return None, None
+        return lo, hi
+    except (IndexError, ValueError):
+        return None, None
+
+
+def node_arg_parser(prog: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="rths_ros node; normally started by `rths run` or ros2 launch")
+    p.add_argument("--scenario", required=True, help="scenario name or YAML path")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario value")
+    p.add_argument("--mode", choices=("lockstep", "realtime"), help="override loop.mode")
+    p.add_argument("--plant", choices=("sim", "hardware"), help="override plant")
+    p.add_argument("--out", default=None, help="run directory (timing summaries, logs, bag)")
+    return p
+
+
+def load_scenario_from_args(args) -> scn.Scenario:
+    overrides = list(args.set)
+    if getattr(args, "plant", None):
+        overrides.append(f"plant={args.plant}")
+    return scn.load(args.scenario, overrides, args.mode)
+
+
+def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
+    t_end = time.monotonic() + deadline_s
+    ctx = nodes[0].context
+    while ctx.ok() and not all(n.done for n in nodes):
+        executor.spin_once(timeout_sec=0.05)
+        if time.monotonic() > t_end:
+            for n in nodes:
+                if not n.done:
+                    n.abort_reason = f"run did not end within loop.timeout_s = {deadline_s:g} s"
+                    n.finish(4)
+
+
+def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Entry point of a node process (one class) or a composed process (several classes)."""
+    prog = prog or (node_classes[0].role if len(node_classes) == 1 else "rths_composed")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--ros-args" in argv:  # arguments ros2 launch appends: hand them to rclpy
+        i = argv.index("--ros-args")
+        argv, ros_args = argv[:i], argv[i:]
+    else:
+        ros_args = []
+    args = node_arg_parser(prog).parse_args(argv)
+    try:
+        scenario = load_scenario_from_args(args)
+    except ParameterError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else None
+    rt = scenario.realtime
+    applied, warning = apply_realtime(rt.priority if scenario.loop.mode == "realtime" else 0,
+                                      tuple(rt.cpu_affinity), rt.mlockall, False)
+    rclpy.init(args=["--ros-args", *ros_args[1:]] if ros_args else None,
+               signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
+    stop_requested = {"sig": None}
+
+    def _on_signal(signum, _frame):
+        stop_requested["sig"] = signum
+        for n in nodes:
+            n.abort_reason = n.abort_reason or f"stopped by signal {signal.Signals(signum).name}"
+            n.finish(130 if signum == signal.SIGINT else 143)
+
+    nodes: list[RthsNode] = []
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)
+    executor = SingleThreadedExecutor()
+    code = 0
+    try:
+        for cls in node_classes:
+            nodes.append(cls(scenario, out))
+        if warning:
+            nodes[0].get_logger().warning(warning)
+        for n in nodes:
+            executor.add_node(n)
+        if scenario.realtime.gc_freeze:
+            apply_realtime(gc_freeze=True)
+        spin_nodes(nodes, executor, scenario.loop.timeout_s)
+        code = max((n.exit_code for n in nodes), default=0)
+    except ParameterError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        code = 2
+    except (KeyboardInterrupt, ExternalShutdownException):
+        code = 130
+    except Exception:
+        traceback.print_exc()
+        code = 1
+    finally:
+        for n in nodes:
+            try:
+                n.finalize()
+            except Exception:
+                traceback.print_exc()
+                code = code or 1
+            try:
+                if n.abort_reason:
+                    print(f"{n.role}: {n.abort_reason}", file=sys.stderr)
+                n.destroy_node()
+            except Exception:
+                pass
+        try:
+            executor.shutdown(timeout_sec=1.0)
+        except Exception:
+            pass
+        if rclpy.ok():
+            rclpy.shutdown()
+    return code

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# Create or refresh the project's Python environment (.venv) from nothing, without a ROS 2 distribution:
+#   1. a Python 3.11 venv (the ROS 2 wheels are built for CPython 3.11);
+#   2. the pinned requirements (requirements/*.txt, exact versions in requirements/constraints.txt);
+#   3. the custom messages: msg/*.msg built with rosidl through CMake against the venv and installed
+#      into it (site-packages/rths_ros/msg and the typesupport libraries in .venv/lib);
+#   4. the Python sources as an editable install (the source tree is used in place, so edits need no
+#      rebuild) and the console scripts `rths` and `rths_<node>` in .venv/bin.
+# Each step records a hash of its inputs and is skipped when nothing changed, so a second run takes a
+# few seconds. See docs/building.md.
+#
+# Environment overrides: RTHS_VENV (venv directory), RTHS_BUILD_DIR (CMake build directory),
+# PYTHON (interpreter used to create the venv), RTHS_JOBS (parallel compile jobs),
+# RTHS_FORCE=1 (redo every step).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${RTHS_VENV:-$REPO/.venv}"
+BUILD_DIR="${RTHS_BUILD_DIR:-$REPO/build/venv}"
+JOBS="${RTHS_JOBS:-$(nproc 2>/dev/null || echo 2)}"
+FORCE="${RTHS_FORCE:-0}"
+REQUIRED_PY="3.11"
+
+log() { printf '[setup_env] %s\n' "$*" >&2; }
+die() { printf '[setup_env] error: %s\n' "$*" >&2; exit 1; }
+
+start_s=$SECONDS
+cd "$REPO"
+
+# One run at a time (make -j, two terminals): the steps below write into the same venv and build dir.
+mkdir -p "$(dirname "$BUILD_DIR")"
+exec 9>"$(dirname "$BUILD_DIR")/.setup_env.lock"
+if command -v flock >/dev/null 2>&1; then
+  flock 9
+fi
+
+# A ROS 2 distribution sourced in this shell must not leak into the venv build.
+unset PYTHONPATH PYTHONHOME COLCON_PREFIX_PATH ROS_DISTRO ROS_VERSION ROS_PYTHON_VERSION
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+
+# Hash of the given files (names and contents), for the step stamps.
+hash_inputs() {
+  sha256sum -- "$@" | sha256sum | cut -d' ' -f1
+}
+
+STAMP_DIR="$VENV/.rths-setup"
+stamp_ok() {  # stamp_ok NAME KEY: true when step NAME last succeeded with the same KEY
+  [ "$FORCE" != 1 ] && [ -f "$STAMP_DIR/$1" ] && [ "$(cat "$STAMP_DIR/$1")" = "$2" ]
+}
+stamp_write() {
+  mkdir -p "$STAMP_DIR"
+  printf '%s\n' "$2" >"$STAMP_DIR/$1"
+}
+
+# ---------------------------------------------------------------------------------------------------
+# 1. venv
+# ---------------------------------------------------------------------------------------------------
+py_version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null; }
+
+if [ ! -f "$VENV/pyvenv.cfg" ] || [ ! -x "$VENV/bin/python" ]; then
+  base_python=""
+  for candidate in "${PYTHON:-}" python3 "python$REQUIRED_PY"; do
+    [ -n "$candidate" ] || continue
+    command -v "$candidate" >/dev/null 2>&1 || continue
+    if [ "$(py_version "$candidate")" = "$REQUIRED_PY" ]; then
+      base_python="$candidate"
+      break
+    fi
+  done
+  [ -n "$base_python" ] || die "Python $REQUIRED_PY is needed (the ROS 2 wheels are cp311); set PYTHON=/path/to/python$REQUIRED_PY"
+  log "creating $VENV with $(command -v "$base_python")"
+  "$base_python" -m venv "$VENV" || die "python -m venv failed (on Debian/Ubuntu: apt-get install python$REQUIRED_PY-venv)"
+fi
+PY="$VENV/bin/python"
+[ "$(py_version "$PY")" = "$REQUIRED_PY" ] ||
+  die "$VENV runs Python $(py_version "$PY"), not $REQUIRED_PY: remove it and run again"
+SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+
+# ---------------------------------------------------------------------------------------------------
+# 2. pinned requirements
+# ---------------------------------------------------------------------------------------------------
+requirement_files=(requirements/build.txt requirements/ros.txt requirements/runtime.txt requirements/test.txt)
+deps_key="$(hash_inputs "${requirement_files[@]}" requirements/constraints.txt)"
+if stamp_ok deps "$deps_key"; then
+  log "requirements: up to date"
+else
+  log "requirements: installing pinned versions"
+  "$PY" -m pip install --progress-bar off -q -r requirements/build.txt -c requirements/constraints.txt
+  "$PY" -m pip install --progress-bar off -q -c requirements/constraints.txt \
+    -r requirements/ros.txt -r requirements/runtime.txt -r requirements/test.txt
+  stamp_write deps "$deps_key"
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# 3. messages (rosidl through CMake, installed into the venv prefix)
+# ---------------------------------------------------------------------------------------------------
+command -v cmake >/dev/null 2>&1 || die "cmake (>= 3.20) is needed to build msg/: apt-get install cmake"
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 ||
+  die "a C/C++ compiler is needed to build msg/: apt-get install build-essential"
+
+mapfile -t msg_files < <(find msg -maxdepth 1 -name '*.msg' | LC_ALL=C sort)
+[ "${#msg_files[@]}" -gt 0 ] || die "no msg/*.msg files"
+msgs_key="$(hash_inputs "${msg_files[@]}" CMakeLists.txt package.xml rths_ros/__init__.py \
+  scripts/setup_env.sh "${requirement_files[@]}" requirements/constraints.txt)-$VENV"
+
+msgs_installed() {
+  [ -f "$SITE/rths_ros/msg/__init__.py" ] &&
+    compgen -G "$SITE/rths_ros/rths_ros_s__rosidl_typesupport_c*.so" >/dev/null &&
+    cmp -s rths_ros/__init__.py "$SITE/rths_ros/__init__.py"
+}
+
+if stamp_ok msgs "$msgs_key" && msgs_installed; then
+  log "messages: up to date (${#msg_files[@]} in msg/)"
+else
+  log "messages: building ${#msg_files[@]} definitions in $BUILD_DIR"
+  generator=()
+  if command -v ninja >/dev/null 2>&1; then
+    generator=(-G Ninja)
+  fi
+  # A build directory configured for another source tree, venv or generator is started afresh.
+  config_key="$REPO|$VENV|${generator[*]:-default}"
+  if [ -f "$BUILD_DIR/CMakeCache.txt" ] && [ "$(cat "$BUILD_DIR/.rths-config" 2>/dev/null)" != "$config_key" ]; then
+    rm -rf "$BUILD_DIR"
+  fi
+  mkdir -p "$BUILD_DIR"
+  printf '%s\n' "$config_key" >"$BUILD_DIR/.rths-config"
+
+  cmake_env=(env AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV")
+  "${cmake_env[@]}" cmake -S "$REPO" -B "$BUILD_DIR" "${generator[@]}" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_INSTALL_PREFIX="$VENV" \
+    -DCMAKE_PREFIX_PATH="$VENV" \
+    -DPython3_EXECUTABLE="$PY" \
+    -DPython3_FIND_VIRTUALENV=ONLY \
+    -DRTHS_INSTALL_PYTHON_SOURCES=OFF \
+    -DBUILD_TESTING=OFF \
+    >"$BUILD_DIR/configure.log" 2>&1 ||
+    { tail -n 40 "$BUILD_DIR/configure.log" >&2; die "CMake configure failed (log: $BUILD_DIR/configure.log)"; }
+  "${cmake_env[@]}" cmake --build "$BUILD_DIR" --parallel "$JOBS" >"$BUILD_DIR/build.log" 2>&1 ||
+    { tail -n 40 "$BUILD_DIR/build.log" >&2; die "message build failed (log: $BUILD_DIR/build.log)"; }
+  cmake --install "$BUILD_DIR" >"$BUILD_DIR/install.log" 2>&1 ||
+    { tail -n 40 "$BUILD_DIR/install.log" >&2; die "message install failed (log: $BUILD_DIR/install.log)"; }
+  msgs_installed || die "message install incomplete: $SITE/rths_ros lacks msg/ or the typesupport module"
+  stamp_write msgs "$msgs_key"
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# 4. editable install of the Python sources and the console scripts
+# ---------------------------------------------------------------------------------------------------
+package_key="$(hash_inputs setup.py package.xml requirements/build.txt)-$REPO"
+package_installed() {
+  [ -x "$VENV/bin/rths" ] && grep -qsxF "$REPO" "$SITE"/__editable__.rths_ros-*.pth
+}
+if stamp_ok package "$package_key" && package_installed; then
+  log "python package: up to date (editable, $REPO)"
+else
+  log "python package: editable install and console scripts"
+  PYTHONWARNINGS="ignore:Compat editable installs" \
+    "$PY" -m pip install --progress-bar off -q --no-deps --no-build-isolation \
+    --config-settings editable_mode=compat -e "$REPO"
+  package_installed || die "editable install did not produce $VENV/bin/rths and the .pth file"
+  stamp_write package "$package_key"
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# Check: messages from the venv, sources from the tree, no environment variables needed.
+# ---------------------------------------------------------------------------------------------------
+(cd / && env -u LD_LIBRARY_PATH -u AMENT_PREFIX_PATH -u CMAKE_PREFIX_PATH "$PY" -c "
+import importlib.util
+import sys
+import rths_ros.msg as m
+names = [n for n in dir(m) if n[:1].isupper()]
+core = importlib.util.find_spec('rths_ros.core')
+assert core is not None and core.origin.startswith('$REPO/'), core
+print('[setup_env] ok: %d messages in rths_ros.msg, rths_ros.core from %s' % (len(names), '$REPO'), file=sys.stderr)
+") || die "the installed environment does not import rths_ros.msg and rths_ros.core"
+
+log "done in $((SECONDS - start_s)) s"
