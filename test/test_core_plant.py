@@ -120,6 +120,20 @@ def test_specimen_rest_and_static_contact_force(model):
     assert spec.contact_force == pytest.approx(n_static, rel=1e-4)
 
 
+def test_penalty_needs_enough_substeps():
+    with pytest.raises(ParameterError, match="substeps"):
+        Specimen1D(Specimen1DParams(substeps=20), DT)
+
+
+def test_specimen_reset_to_static_contact():
+    spec = Specimen1D(Specimen1DParams(contact_model="cor"), DT)
+    spec.reset(H0 + 1e-3)
+    assert spec.in_contact and spec.contact_force == pytest.approx(K_EXP * 1e-3)
+    for _ in range(50):
+        assert spec.step(H0 + 1e-3, H0 + 1e-3) == pytest.approx(-(WEIGHT + K_EXP * 1e-3))
+    assert spec.position == H0
+
+
 P_JUMP = H0 + 3e-4
 
 

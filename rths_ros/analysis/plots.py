@@ -170,7 +170,8 @@ def plot_run(record: Any, z_ref: Any, metrics: Mapping | None, out_dir: str | Pa
         ax.set_title(_title(metrics, "Power error at the transfer system"), pad=14)
         ax = axes[1]
         _shade_contact(ax, ph, label=False)
-        ax.plot(t, np.cumsum(pe) * dt * 1e3, color=_C["ach"], label=r"$E_\mathrm{error}(t) = \sum P_\mathrm{error}\,\Delta T$")
+        ax.plot(t, np.cumsum(pe) * dt * 1e3, color=_C["ach"],
+                label=r"$E_\mathrm{error}(t) = \sum P_\mathrm{error}\,\Delta T$")
         if has_fd:
             zd = np.asarray(record_field(record, "zdot_cmd"), dtype=float)
             ax.plot(t, np.cumsum(f_d * zd) * dt * 1e3, color=_C["fd"],
@@ -211,6 +212,8 @@ def plot_overlay(records: Mapping[str, Any], out_dir: str | Path, z_ref: Any = N
         ref = z_ref
     cmap = plt.get_cmap("viridis" if len(records) > 6 else "tab10")
     colors = [cmap(i / max(len(records) - 1, 1)) if len(records) > 6 else cmap(i) for i in range(len(records))]
+    t_all = [np.asarray(record_field(rec, "t"), dtype=float) for rec in records.values()]
+    xlim = (min(float(tt[0]) for tt in t_all), max(float(tt[-1]) for tt in t_all))
     paths = []
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots(figsize=_FIGSIZE, layout="constrained")
@@ -223,17 +226,20 @@ def plot_overlay(records: Mapping[str, Any], out_dir: str | Path, z_ref: Any = N
         ax.set_xlabel("time t [s]")
         ax.set_ylabel("achieved interface displacement [mm]")
         ax.set_title("Achieved displacement, run comparison")
+        ax.set_xlim(*xlim)
         ax.legend(loc="lower left", ncol=2 if len(records) > 4 else 1)
         paths.append(_finish(fig, out / f"{name}_displacement.png"))
 
         fig, ax = plt.subplots(figsize=_FIGSIZE, layout="constrained")
         for c, (label, rec) in zip(colors, records.items()):
-            e = np.asarray(record_field(rec, "z_cmd"), dtype=float) - np.asarray(record_field(rec, "z_ach"), dtype=float)
+            e = (np.asarray(record_field(rec, "z_cmd"), dtype=float)
+                 - np.asarray(record_field(rec, "z_ach"), dtype=float))
             ax.plot(record_field(rec, "t"), e * 1e3, color=c, label=label)
         ax.axhline(0.0, color="k", lw=0.6)
         ax.set_xlabel("time t [s]")
         ax.set_ylabel(r"tracking error $z - z'$ [mm]")
         ax.set_title("Tracking error, run comparison")
+        ax.set_xlim(*xlim)
         ax.legend(loc="lower left", ncol=2 if len(records) > 4 else 1)
         paths.append(_finish(fig, out / f"{name}_tracking_error.png"))
     return paths

@@ -56,6 +56,7 @@ class ForceProcessor:
 
     def __init__(self, params: ForceProcessorParams | None = None):
         self.params = params or ForceProcessorParams()
+        self.params.validate()
         self._weight = self.params.m_exp_kg * self.params.g_m_per_s2
         self._bias = np.zeros(6)
         self._acc = np.zeros(6)

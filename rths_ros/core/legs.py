@@ -217,6 +217,7 @@ class LegCascade:
             raise ParameterError(f"substeps: {substeps!r} is not allowed; expected an integer >= 1")
         self.plant_params = plant_params or LegPlantParams()
         self.cascade_params = cascade_params or LegCascadeParams()
+        self.cascade_params.validate()
         self.dt_s = float(dt_s)
         self.substeps = int(substeps)
         kpp, kpv, kiv = self.cascade_params.gains

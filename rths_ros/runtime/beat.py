@@ -67,11 +67,10 @@ class BeatNode(RthsNode):
         self.advance(k_in, inp)
         self.k = k_in
         self.timing.compute(time.perf_counter_ns() - t0)
+        self.emit_output(self.k, time.time_ns())
         self.sync_readers(self.k)
         if self.k >= self.n_steps:
             self._end_of_steps()
-        else:
-            self.emit_output(self.k, time.time_ns())
 
     def _realtime_loop(self) -> None:
         self.emit_output(0, time.time_ns())
@@ -84,8 +83,7 @@ class BeatNode(RthsNode):
                 self.timing.late_messages += 1
             self.advance(k_next, inp)
             self.k = k_next
-            if k_next < self.n_steps:
-                self.emit_output(k_next, time.time_ns())
+            self.emit_output(k_next, time.time_ns())
             self.timing.compute(time.perf_counter_ns() - t0)
         self.timing.overruns = self.clock.overruns
         if not self.done:

@@ -215,10 +215,12 @@ class RthsNode(Node):
         """Any event (after the built-in handling)."""
 
     def on_stop(self) -> None:
+        self.publish_timing()
         self.sync_readers(0, force=True)
         self.finish(0)
 
     def on_abort(self, msg) -> None:
+        self.publish_timing()
         self.sync_readers(0, force=True)
         self.finish(3)
 

@@ -1,0 +1,143 @@
+"""From a recorded bag to metrics.json, report.md and plots (``rths analyze``; also run after ``rths run``).
+
+Everything is computed from the bag: the loop topics give the record (arrays indexed by the step
+index k carried by every loop message, never the receive time), the scenario stored in the bag
+gives the parameters, and the reference solution z^r is recomputed from them.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from ..bag import read_bag, read_scenario_yaml
+from ..core import scenario as scn
+from ..core.vrths import empty_record
+
+EVENT_ABORT = 7
+EVENT_DONE = 8
+
+
+def _xyz(v) -> list[float]:
+    return [v.x, v.y, v.z]
+
+
+def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
+    """(record, scenario, loop) from a bag.  Rows are the steps 0..N of the run."""
+    text = read_scenario_yaml(bag)
+    if text is None:
+        raise ValueError(f"{bag}: no /rths/scenario message; was it recorded by rths_ros?")
+    scenario = scn.from_data(yaml.safe_load(text))
+    topics = read_bag(bag)
+    events = [m for _, m in topics.get("/rths/events", [])]
+    done = [int(e.step) for e in events if e.type == EVENT_DONE]
+    aborts = [e for e in events if e.type == EVENT_ABORT]
+    n = done[-1] if done else scenario.steps
+    rec = empty_record(n + 1)
+    rec["t"] = rec["k"] * scenario.loop.dt_s
+    seen = {key: np.zeros(n + 1, dtype=bool) for key in ("cmd", "state", "force", "legs", "wrench")}
+    home = None
+    for _, m in topics.get("/rths/interface_command", []):
+        k = int(m.step)
+        if k <= n:
+            rec["z_cmd"][k], rec["zdot_cmd"][k] = m.position[0], m.velocity[0]
+            seen["cmd"][k] = True
+    for _, m in topics.get("/rths/interface_state", []):
+        k = int(m.step)
+        if k <= n:
+            rec["z_ach"][k], rec["zdot_ach"][k] = m.position[0], m.velocity[0]
+            seen["state"][k] = True
+    for _, m in topics.get("/rths/interface_force", []):
+        k = int(m.step)
+        if k <= n:
+            rec["f_int"][k], rec["f_meas"][k], rec["contact"][k] = m.force[0], m.measured[0], m.contact
+            seen["force"][k] = True
+    for _, m in topics.get("/rths/leg_command", []):
+        k = int(m.step)
+        if k <= n:
+            rec["b_cmd"][k], rec["ff_velocity"][k] = m.length, m.feedforward_velocity
+    for _, m in topics.get("/rths/leg_state", []):
+        k = int(m.step)
+        if k <= n:
+            rec["b_meas"][k], rec["bdot_meas"][k], rec["current"][k] = m.length, m.velocity, m.current
+            seen["legs"][k] = True
+            if k == 0:
+                home = np.array(m.length)
+    if home is not None:
+        rec["b_cmd"][0] = home  # the platform starts at home; no command is sent for step 0
+    for _, m in topics.get("/rths/raw_wrench", []):
+        k = int(m.step)
+        if k <= n:
+            rec["wrench"][k] = _xyz(m.wrench.force) + _xyz(m.wrench.torque)
+            seen["wrench"][k] = True
+    for _, m in topics.get("/rths/passivity", []):
+        k = int(m.step)
+        if k <= n:
+            rec["f_d"][k] = m.damping_force
+    missing = {key: int((~v).sum()) for key, v in seen.items()}
+    rec["aborted"] = bool(aborts)
+    rec["abort_reason"] = aborts[0].reason if aborts else ""
+    rec["missing_samples"] = missing
+    loop = loop_stats(topics, scenario, n)
+    return rec, scenario, loop
+
+
+def loop_stats(topics: dict, scenario: scn.Scenario, n: int) -> dict:
+    """Loop statistics from the last LoopTiming of each node (the beat node gives the end-to-end latency)."""
+    last = {}
+    for _, m in topics.get("/rths/timing", []):
+        last[m.node] = m
+    beat = last.get("sim_plant")
+    misses = int(beat.late_messages) if beat is not None else 0
+    out = {
+        "mode": scenario.loop.mode,
+        "steps": int(n),
+        "deadline_miss_ratio": (misses / n) if (n and scenario.loop.mode == "realtime") else 0.0,
+        "step_latency_p50_s": float(beat.latency_p50_s) if beat is not None else float("nan"),
+        "step_latency_p99_s": float(beat.latency_p99_s) if beat is not None else float("nan"),
+        "step_latency_max_s": float(beat.latency_max_s) if beat is not None else float("nan"),
+        "period_mean_s": float(beat.period_mean_s) if beat is not None else float("nan"),
+        "period_jitter_s": float(beat.period_jitter_s) if beat is not None else float("nan"),
+        "nodes": {name: {"steps": int(m.steps), "deadline_misses": int(m.deadline_misses),
+                         "lost_messages": int(m.lost_messages), "late_messages": int(m.late_messages),
+                         "overruns": int(m.overruns), "latency_p99_s": float(m.latency_p99_s)}
+                  for name, m in sorted(last.items())},
+    }
+    return out
+
+
+def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray:
+    from ..core.contact1d import reference_solution
+    p = scenario.numerical.contact_1d
+    ref = reference_solution(p, t_end_s=(n_rows - 1) * scenario.loop.dt_s)
+    z = np.asarray(ref["z"], dtype=float)
+    if z.size < n_rows:
+        z = np.concatenate([z, np.full(n_rows - z.size, z[-1])])
+    return z[:n_rows]
+
+
+def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> dict:
+    from .metrics import compute_metrics
+    from .plots import plot_run
+    from .report import write_metrics_json, write_report
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    z_ref = reference_for(scenario, rec["k"].size)
+    metrics = compute_metrics(rec, z_ref, scenario.loop.dt_s, loop=loop)
+    plots = plot_run(rec, z_ref, metrics, out)
+    write_metrics_json(metrics, out / "metrics.json")
+    report = write_report(metrics, scn.to_dict(scenario), plots, out)
+    lines = [
+        f"metrics: {out / 'metrics.json'}",
+        f"report : {report}",
+        f"plots  : {', '.join(str(p.name) for p in plots)}",
+        f"stable={metrics['stable']}  e_track_rel={metrics['e_track_rel']:.4g}  "
+        f"e_ref_rel={metrics['e_ref_rel']:.4g}  max|e|={1e3 * metrics['max_abs_tracking_error_m']:.3f} mm",
+    ]
+    return {"metrics": metrics, "lines": lines}
+
+
+def analyze_bag(bag: Path, out: Path) -> dict:
+    rec, scenario, loop = record_from_bag(Path(bag))
+    return analyze_record(rec, scenario, loop, out)
