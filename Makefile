@@ -31,9 +31,12 @@ run: setup
 
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests
 # collected (treated as a failure). timeout(1) exits 124 when the suite ran out of time.
+# Interactive runs keep Ctrl-C working (--foreground); in CI (no terminal) timeout(1) owns a process
+# group, so a suite that overruns is stopped together with any processes it started.
 test: setup
 	@set +e; \
-	timeout --kill-after=30 $(TEST_TIMEOUT_S) \
+	fg=; if [ -t 0 ]; then fg=--foreground; fi; \
+	timeout $$fg --kill-after=30 $(TEST_TIMEOUT_S) \
 	  $(PYTHON) -m pytest test -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT_S) $(PYTEST_ARGS) </dev/null; \
 	rc=$$?; \
 	case $$rc in \

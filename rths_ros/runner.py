@@ -166,7 +166,10 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     def _on_signal(signum, _frame):
         interrupted["sig"] = signum
 
-    old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    import threading
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         names = ["composed"] if composed else nodes
         for name, cmd in zip(names, node_command(nodes, scenario_path, out, composed)):

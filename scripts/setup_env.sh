@@ -28,8 +28,11 @@ start_s=$SECONDS
 cd "$REPO"
 
 # One run at a time (make -j, two terminals): the steps below write into the same venv and build dir.
-mkdir -p "$(dirname "$BUILD_DIR")"
-exec 9>"$(dirname "$BUILD_DIR")/.setup_env.lock"
+# COLCON_IGNORE: colcon started in the repository root must not take the ROS packages inside the venv
+# or the build tree for workspace packages.
+mkdir -p "$REPO/build"
+touch "$REPO/build/COLCON_IGNORE"
+exec 9>"$REPO/build/.setup_env.lock"
 if command -v flock >/dev/null 2>&1; then
   flock 9
 fi
@@ -71,6 +74,7 @@ if [ ! -f "$VENV/pyvenv.cfg" ] || [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV with $(command -v "$base_python")"
   "$base_python" -m venv "$VENV" || die "python -m venv failed (on Debian/Ubuntu: apt-get install python$REQUIRED_PY-venv)"
 fi
+touch "$VENV/COLCON_IGNORE"
 PY="$VENV/bin/python"
 [ "$(py_version "$PY")" = "$REQUIRED_PY" ] ||
   die "$VENV runs Python $(py_version "$PY"), not $REQUIRED_PY: remove it and run again"

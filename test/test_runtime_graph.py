@@ -1,0 +1,161 @@
+"""Real nodes in separate processes over DDS: the smoke scenario, determinism, isolation, teardown."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.core import scenario as scn
+from rths_ros.runner import run_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pids_with(marker: str) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd and "rths_ros.nodes" in cmd:
+            out.append(int(d.name))
+    return out
+
+
+def test_smoke_run_exchanges_custom_messages_and_records_them(rths_cli, tmp_path):
+    out = tmp_path / "s"
+    p = rths_cli("run", "smoke", "--out", str(out), timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    topics = read_bag(out / "bag")
+    cmds = topics["/rths/interface_command"]
+    forces = topics["/rths/interface_force"]
+    s = scn.load("smoke")
+    # every step recorded exactly once, in order, by step index
+    assert [int(m.step) for _, m in cmds] == list(range(s.steps + 1))
+    assert [int(m.step) for _, m in forces] == list(range(1, s.steps + 2))
+    # the listener's answer is its spring law applied to the talker's command of the previous step
+    k = s.smoke.stiffness_n_per_m
+    for (_, c), (_, f) in zip(cmds, forces):
+        assert f.force[0] == pytest.approx(-k * c.position[0], rel=0, abs=1e-12)
+    assert scn.from_data(__import__("yaml").safe_load(read_scenario_yaml(out / "bag"))) == s
+    kinds = [m.type for _, m in topics["/rths/events"]]
+    assert 1 in kinds and 8 in kinds and 6 in kinds  # START, DONE, STOP
+    timing = {m.node for _, m in topics["/rths/timing"]}
+    assert {"smoke_talker", "smoke_listener"} <= timing
+    for node in ("smoke_talker", "smoke_listener", "recorder", "supervisor"):
+        assert (out / "timing" / f"{node}.json").exists()
+
+
+def test_lockstep_is_deterministic_and_composed_equals_processes(tmp_path):
+    s = scn.load("smoke", ["loop.duration_s=0.3"])
+    logs = []
+    for i, composed in enumerate((False, False, True)):
+        r = run_scenario(s, tmp_path / f"r{i}", composed=composed, progress=False)
+        assert r.code == 0, r.message
+        logs.append((tmp_path / f"r{i}" / "smoke_talker.csv").read_text())
+    assert logs[0] == logs[1]          # two separate-process runs: identical, byte for byte
+    assert logs[0] == logs[2]          # all nodes in one process: the same again
+    data = np.loadtxt(tmp_path / "r0" / "smoke_talker.csv", delimiter=",")
+    assert data.shape == (s.steps + 1, 3)
+    assert np.any(data[:, 2] != 0.0)   # the loop really closed: forces came back
+
+
+def test_two_simultaneous_runs_do_not_hear_each_other(tmp_path):
+    a = scn.load("smoke", ["loop.duration_s=0.4", "smoke.amplitude_m=0.01"])
+    b = scn.load("smoke", ["loop.duration_s=0.4", "smoke.amplitude_m=0.5"])
+    results = {}
+
+    def go(name, s):
+        results[name] = run_scenario(s, tmp_path / name, progress=False)
+
+    threads = [threading.Thread(target=go, args=(n, s)) for n, s in (("a", a), ("b", b))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    assert results["a"].code == 0 and results["b"].code == 0, (results["a"].message, results["b"].message)
+    assert results["a"].domain_id != results["b"].domain_id
+    for name, s in (("a", a), ("b", b)):
+        cmds = read_bag(tmp_path / name / "bag")["/rths/interface_command"]
+        assert len(cmds) == s.steps + 1            # nothing from the other run
+        peak = max(abs(m.position[0]) for _, m in cmds)
+        assert peak <= s.smoke.amplitude_m * 1.01 + 1e-3
+
+
+def test_killed_node_fails_the_run_fast_and_leaves_no_orphans(tmp_path):
+    out = tmp_path / "kill"
+    proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "smoke", "--out", str(out),
+                             "--set", "loop.duration_s=600", "--no-analyze"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 120
+        victim = None
+        while time.monotonic() < deadline and victim is None:
+            prog = out / "progress.json"
+            if prog.exists() and '"running"' in prog.read_text():
+                pids = [p for p in _pids_with(str(out)) if "smoke_listener" in
+                        (Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace"))]
+                victim = pids[0] if pids else None
+            time.sleep(0.2)
+        assert victim is not None, "the run never started"
+        t_kill = time.monotonic()
+        os.kill(victim, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=60)
+        reaction = time.monotonic() - t_kill
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert "smoke_listener" in stderr and "exited with code" in stderr
+    assert reaction < 15.0
+    time.sleep(0.5)
+    assert _pids_with(str(out)) == []
+    # the bag written up to the failure is readable
+    assert read_bag(out / "bag")
+
+
+def test_ctrl_c_stops_every_node(tmp_path):
+    out = tmp_path / "int"
+    proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "smoke", "--out", str(out),
+                             "--set", "loop.duration_s=600", "--no-analyze"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            prog = out / "progress.json"
+            if prog.exists() and '"running"' in prog.read_text():
+                break
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    time.sleep(0.5)
+    assert _pids_with(str(out)) == []
+    assert read_bag(out / "bag")["/rths/interface_command"]
+
+
+def test_realtime_smoke_reports_loop_statistics(rths_cli, tmp_path):
+    out = tmp_path / "rt"
+    p = rths_cli("run", "smoke", "--mode", "realtime", "--out", str(out), "--set", "loop.duration_s=1.0",
+                 timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    import json
+    t = json.loads((out / "timing" / "smoke_talker.json").read_text())
+    assert t["mode"] == "realtime"
+    assert t["steps"] >= 900
+    assert 0.0005 < t["period_mean_s"] < 0.002       # a 1 kHz beat on the wall clock
+    assert t["latency_p50_s"] > 0
