@@ -41,11 +41,14 @@ def cmd_run(a) -> int:
     except RunError as exc:
         print(f"rths run: error: {exc}", file=sys.stderr)
         return 2
+    analyze = s.recording.enabled and not a.no_analyze and "recorder" in s.nodes and (out / "bag").exists()
     if res.code != 0:
         print(f"rths run: FAILED: {res.message}", file=sys.stderr)
+        if analyze:  # keep what was recorded: metrics and plots of the run up to the failure
+            _analyze(out / "bag", out)
         return res.code
     print(f"run finished in {res.wall_s:.1f} s (ROS domain {res.domain_id})")
-    if s.recording.enabled and not a.no_analyze and "recorder" in s.nodes:
+    if analyze:
         return _analyze(out / "bag", out)
     return 0
 

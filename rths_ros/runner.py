@@ -221,8 +221,19 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             signal.signal(s, h)
         lease.close()
     result.exit_codes = {n: p.returncode for n, p in procs.items()}
+    aborts = _aborts(out)
+    if aborts and result.code != 0:
+        result.message = f"run aborted: {aborts[0]}\n" + result.message
     result.wall_s = time.monotonic() - t0
     return result
+
+
+def _aborts(out: Path) -> list[str]:
+    try:
+        events = json.loads((out / "events.json").read_text())
+    except (OSError, ValueError):
+        return []
+    return [f"{e['source']}: {e['reason']}" for e in events if e.get("type") == "ABORT"]
 
 
 def load_or_explain(name: str, overrides: list[str], mode: str | None, plant: str | None) -> scn.Scenario:

@@ -37,8 +37,10 @@ if command -v flock >/dev/null 2>&1; then
   flock 9
 fi
 
-# A ROS 2 distribution sourced in this shell must not leak into the venv build.
-unset PYTHONPATH PYTHONHOME COLCON_PREFIX_PATH ROS_DISTRO ROS_VERSION ROS_PYTHON_VERSION
+# A ROS 2 distribution sourced in this shell must not leak into the venv build. The venv's Python
+# sets its own library path at start-up (ros_wheels_bootstrapper), unless told it already did.
+unset PYTHONPATH PYTHONHOME LD_LIBRARY_PATH AMENT_PREFIX_PATH CMAKE_PREFIX_PATH COLCON_PREFIX_PATH \
+  ROS_DISTRO ROS_VERSION ROS_PYTHON_VERSION _ROS_WHEELS_BOOTSTRAP_COMPLETE
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
 
 # Hash of the given files (names and contents), for the step stamps.
@@ -169,11 +171,12 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # Check: messages from the venv, sources from the tree, no environment variables needed.
 # ---------------------------------------------------------------------------------------------------
-(cd / && env -u LD_LIBRARY_PATH -u AMENT_PREFIX_PATH -u CMAKE_PREFIX_PATH "$PY" -c "
+(cd / && "$PY" -c "
 import importlib.util
 import sys
 import rths_ros.msg as m
 names = [n for n in dir(m) if n[:1].isupper()]
+assert len(names) == ${#msg_files[@]}, ('rths_ros.msg has', names)
 core = importlib.util.find_spec('rths_ros.core')
 assert core is not None and core.origin.startswith('$REPO/'), core
 print('[setup_env] ok: %d messages in rths_ros.msg, rths_ros.core from %s' % (len(names), '$REPO'), file=sys.stderr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import fastpath
+from .platform import LimitViolation
 from .scenario import Scenario
 
 RECORD_KEYS = ("k", "t", "z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas", "contact", "f_d")
@@ -64,10 +65,18 @@ def run_virtual(s: Scenario, progress=None) -> dict:
             break
         z, zd = numerical.step(f_int)
         q[0], qd[0] = z, zd
-        cmd = commander.command(q, qd)
+        try:
+            cmd = commander.command(q, qd)
+        except LimitViolation as exc:  # the node aborts the run here; so does the virtual run
+            rec = {key: (v[: k + 1] if hasattr(v, "shape") else v) for key, v in rec.items()}
+            rec["aborted"] = True
+            rec["abort_reason"] = f"step {k + 1}: {exc}"
+            return rec
         b_cmd = cmd.length.copy()
         ff = cmd.feedforward_velocity.copy()
         out = plant.step(cmd.length, cmd.feedforward_velocity)
         if progress is not None and k % 1000 == 0:
             progress(k, n_steps)
+    rec["aborted"] = False
+    rec["abort_reason"] = ""
     return rec
