@@ -91,10 +91,12 @@ if stamp_ok deps "$deps_key"; then
   log "requirements: up to date"
 else
   log "requirements: installing pinned versions"
+  step_s=$SECONDS
   "$PY" -m pip install --progress-bar off -q -r requirements/build.txt -c requirements/constraints.txt
   "$PY" -m pip install --progress-bar off -q -c requirements/constraints.txt \
     -r requirements/ros.txt -r requirements/runtime.txt -r requirements/test.txt
   stamp_write deps "$deps_key"
+  log "requirements: installed ($((SECONDS - step_s)) s)"
 fi
 
 # ---------------------------------------------------------------------------------------------------
@@ -119,14 +121,18 @@ if stamp_ok msgs "$msgs_key" && msgs_installed; then
   log "messages: up to date (${#msg_files[@]} in msg/)"
 else
   log "messages: building ${#msg_files[@]} definitions in $BUILD_DIR"
+  step_s=$SECONDS
   generator=()
   if command -v ninja >/dev/null 2>&1; then
     generator=(-G Ninja)
   fi
-  # A build directory configured for another source tree, venv or generator is started afresh.
-  config_key="$REPO|$VENV|${generator[*]:-default}"
+  # A build directory configured for another source tree, venv, generator or set of message names is
+  # started afresh: rosidl's generated msg/__init__.py is not rewritten when a definition is removed
+  # or renamed, so the installed generated code is removed too.
+  config_key="$REPO|$VENV|${generator[*]:-default}|${msg_files[*]}"
   if [ -f "$BUILD_DIR/CMakeCache.txt" ] && [ "$(cat "$BUILD_DIR/.rths-config" 2>/dev/null)" != "$config_key" ]; then
-    rm -rf "$BUILD_DIR"
+    log "messages: fresh build (message set, venv or generator changed)"
+    rm -rf "$BUILD_DIR" "$SITE/rths_ros/msg" "$VENV/share/rths_ros/msg" "$VENV/include/rths_ros"
   fi
   mkdir -p "$BUILD_DIR"
   printf '%s\n' "$config_key" >"$BUILD_DIR/.rths-config"
@@ -148,6 +154,7 @@ else
     { tail -n 40 "$BUILD_DIR/install.log" >&2; die "message install failed (log: $BUILD_DIR/install.log)"; }
   msgs_installed || die "message install incomplete: $SITE/rths_ros lacks msg/ or the typesupport module"
   stamp_write msgs "$msgs_key"
+  log "messages: built and installed ($((SECONDS - step_s)) s)"
 fi
 
 # ---------------------------------------------------------------------------------------------------
