@@ -76,6 +76,19 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
         if k <= n:
             rec["f_d"][k] = m.damping_force
     missing = {key: int((~v).sum()) for key, v in seen.items()}
+    # A step whose sample never reached the bag (best-effort QoS in realtime mode, or a step the
+    # node skipped) holds the previous sample, as the receiving node did on the rig.
+    fill = {"cmd": ("z_cmd", "zdot_cmd"), "state": ("z_ach", "zdot_ach"),
+            "force": ("f_int", "f_meas", "contact"), "legs": ("b_meas", "bdot_meas", "current"),
+            "wrench": ("wrench",)}
+    for key, fields in fill.items():
+        mask = seen[key]
+        if mask.all() or not mask.any():
+            continue
+        idx = np.where(mask, np.arange(mask.size), 0)
+        np.maximum.accumulate(idx, out=idx)
+        for f in fields:
+            rec[f] = rec[f][idx]
     rec["aborted"] = bool(aborts)
     rec["abort_reason"] = aborts[0].reason if aborts else ""
     rec["missing_samples"] = missing

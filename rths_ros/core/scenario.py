@@ -66,6 +66,8 @@ class RealtimeParams:
     mlockall: bool = param(False, "", doc="lock all pages in memory (no page faults on the fast path)")
     gc_freeze: bool = param(True, "", doc="freeze the objects created during start-up out of the garbage collector")
     busy_wait_s: float = param(2e-4, "s", 0.0, 1e-3, "busy-wait tail before each realtime deadline")
+    executor: str = param("events", "", doc="rclpy executor of every node process",
+                          choices=("events", "single_threaded"))
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.duration import Duration
-from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
@@ -121,26 +121,50 @@ class RthsNode(Node):
 
     # -- topics ----------------------------------------------------------------------------
     def control_publisher(self, msg_type, topic: str):
-        cbs = PublisherEventCallbacks(deadline=self._on_offered_deadline)
-        pub = self.create_publisher(msg_type, topic, self.cq.profile, event_callbacks=cbs)
+        pub = self.create_publisher(msg_type, topic, self.cq.profile)
         self._control_pubs.append(pub)
         n = expected_consumers(topic, self.scenario.nodes) if topic in BY_NAME else 0
         self._expect_pub.append((pub, topic, n))
         return pub
 
     def control_subscription(self, msg_type, topic: str, callback, expect_producer: bool = True):
-        cbs = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
-        sub = self.create_subscription(msg_type, topic, callback, self.cq.profile, event_callbacks=cbs)
+        """Subscription with the run's control QoS.
+
+        Deadline misses and lost messages are counted.  With the single-threaded executor the DDS
+        QoS events do it (deadline = the profile's deadline, message-lost events).  rclpy's events
+        executor can hang on QoS event handlers, so with it the same two counts are kept on the
+        Python side: an arrival gap longer than the deadline is a deadline miss, a gap in the step
+        index is a lost message.
+        """
+        if self.scenario.realtime.executor == "single_threaded":
+            cbs = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
+            sub = self.create_subscription(msg_type, topic, callback, self.cq.profile, event_callbacks=cbs)
+        else:
+            sub = self.create_subscription(msg_type, topic, self._monitored(callback), self.cq.profile)
         if expect_producer:
             self._expect_sub.append((sub, topic))
         return sub
 
+    def _monitored(self, callback):
+        deadline_ns = int(self.cq.deadline_s * 1e9)
+        timing = self.timing
+        state = {"last_ns": 0, "last_step": -1}
+
+        def cb(msg):
+            now = time.monotonic_ns()
+            if deadline_ns and state["last_ns"] and now - state["last_ns"] > deadline_ns and not self.done:
+                timing.deadline_misses += 1
+            state["last_ns"] = now
+            k = msg.step
+            if state["last_step"] >= 0 and k > state["last_step"] + 1:
+                timing.lost_messages += int(k - state["last_step"] - 1)
+            state["last_step"] = k
+            callback(msg)
+        return cb
+
     def _on_deadline(self, info) -> None:
         if self.started and not self.done:
             self.timing.deadline_misses += 1
-
-    def _on_offered_deadline(self, info) -> None:
-        pass  # the subscriber side counts; the offered side would count the same gap twice
 
     def _on_lost(self, info) -> None:
         self.timing.lost_messages += int(getattr(info, "total_count_change", 1) or 1)
@@ -326,6 +350,28 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
                     n.finish(4)
 
 
+def _exit_after(seconds: float, code: int) -> None:
+    import os
+    import threading
+
+    def _bail():
+        time.sleep(seconds)
+        os._exit(code)
+    threading.Thread(target=_bail, name="teardown-watchdog", daemon=True).start()
+
+
+def make_executor(kind: str):
+    """'events' (rclpy's EventsExecutor: callbacks dispatched from rmw events, far less Python per
+    message) or 'single_threaded' (the classic wait-set executor)."""
+    if kind == "events":
+        try:
+            from rclpy.experimental import EventsExecutor
+            return EventsExecutor()
+        except ImportError:  # older rclpy: fall back, the run works the same
+            pass
+    return SingleThreadedExecutor()
+
+
 def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None, prog: str | None = None) -> int:
     """Entry point of a node process (one class) or a composed process (several classes)."""
     prog = prog or (node_classes[0].role if len(node_classes) == 1 else "rths_composed")
@@ -358,7 +404,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     nodes: list[RthsNode] = []
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
-    executor = SingleThreadedExecutor()
+    executor = make_executor(scenario.realtime.executor)
     code = 0
     try:
         for cls in node_classes:
@@ -386,16 +432,22 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
             except Exception:
                 traceback.print_exc()
                 code = code or 1
-            try:
-                if n.abort_reason:
-                    print(f"{n.role}: {n.abort_reason}", file=sys.stderr)
-                n.destroy_node()
-            except Exception:
-                pass
+            if n.abort_reason:
+                print(f"{n.role}: {n.abort_reason}", file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Everything is persisted by now.  rclpy's teardown can hang (seen with the events executor and
+        # QoS event handlers), so it gets a bounded time and the process exits with its code regardless.
+        _exit_after(5.0, code)
         try:
             executor.shutdown(timeout_sec=1.0)
         except Exception:
             pass
+        for n in nodes:
+            try:
+                n.destroy_node()
+            except Exception:
+                pass
         if rclpy.ok():
             rclpy.shutdown()
     return code
