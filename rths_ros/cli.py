@@ -34,14 +34,14 @@ def cmd_run(a) -> int:
     from .runner import RunError, load_or_explain, run_scenario
     s = load_or_explain(a.scenario, a.set, a.mode, a.plant)
     out = Path(a.out) if a.out else _default_out(s.name)
-    print(f"rths run {s.name}: {len(s.nodes)} nodes {'in one process' if a.composed else 'as processes'}, "
+    print(f"rths run {s.name}: {len(s.run_nodes)} nodes {'in one process' if a.composed else 'as processes'}, "
           f"{s.loop.mode}, {s.steps} steps x {s.loop.trials} trial(s) -> {out}")
     try:
         res = run_scenario(s, out, composed=a.composed)
     except RunError as exc:
         print(f"rths run: error: {exc}", file=sys.stderr)
         return 2
-    analyze = s.recording.enabled and not a.no_analyze and "recorder" in s.nodes and (out / "bag").exists()
+    analyze = s.recording.enabled and not a.no_analyze and "recorder" in s.run_nodes and (out / "bag").exists()
     if res.code != 0:
         print(f"rths run: FAILED: {res.message}", file=sys.stderr)
         if analyze:  # keep what was recorded: metrics and plots of the run up to the failure

@@ -30,7 +30,7 @@ def node_specs(scenario: str, plant: str = "", mode: str = "", out: str = "", ov
         extra.append(f"plant={plant}")
     s = scn.load(scenario, extra, mode or None)
     if s.plant == "hardware":
-        missing = [n for n in s.nodes if n in HARDWARE_NODES and not HARDWARE_NODES[n]]
+        missing = [n for n in s.run_nodes if n in HARDWARE_NODES and not HARDWARE_NODES[n]]
         if missing:
             raise scn.ParameterError(f"plant: 'hardware' is not available yet for {', '.join(missing)}; "
                                      "expected 'sim'")
@@ -41,5 +41,5 @@ def node_specs(scenario: str, plant: str = "", mode: str = "", out: str = "", ov
         args += ["--mode", mode]
     if out:
         args += ["--out", str(Path(out))]
-    specs = [NodeSpec(n, f"rths_{n}", tuple(args)) for n in s.nodes]
+    specs = [NodeSpec(n, f"rths_{n}", tuple(args)) for n in s.run_nodes]
     return s, specs

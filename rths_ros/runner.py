@@ -151,7 +151,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         (out / stale).unlink(missing_ok=True)
     scenario_path = out / "scenario.yaml"
     scenario_path.write_text(scn.dump(scenario))
-    nodes = list(scenario.nodes)
+    nodes = list(scenario.run_nodes)
     if scenario.plant == "hardware":
         raise RunError("plant=hardware: the hardware drivers are not part of this installation yet; "
                        "use plant=sim")
@@ -204,7 +204,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 result.message = f"run did not end within {limit:g} s; still running: {', '.join(running)}"
                 break
             if progress and now - last_print > (0.5 if interactive else 5.0):
-                line = _progress_line(out, scenario.steps, t0)
+                line = _progress_line(out, scenario.steps * scenario.loop.trials, t0)
                 if line:
                     if interactive:
                         sys.stdout.write("\r" + line)

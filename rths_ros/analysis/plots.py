@@ -243,3 +243,38 @@ def plot_overlay(records: Mapping[str, Any], out_dir: str | Path, z_ref: Any = N
         ax.legend(loc="lower left", ncol=2 if len(records) > 4 else 1)
         paths.append(_finish(fig, out / f"{name}_tracking_error.png"))
     return paths
+
+
+def plot_trials(record: Any, per_trial: list, trial_len: int, dt: float, out_dir: str | Path) -> list[Path]:
+    """Trial series (ILC iterations): e_track_rel and e_ref_rel over the trial index j, and the
+    amplitude spectrum of the tracking error of every trial (growing frequencies stand out)."""
+    out_dir = Path(out_dir)
+    j = np.array([t["trial"] for t in per_trial]) + 1
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.semilogy(j, [t["e_track_rel"] for t in per_trial], "o-", label=r"$e_{track,rel}$")
+    ax.semilogy(j, [t["e_ref_rel"] for t in per_trial], "s--", label=r"$e_{ref,rel}$")
+    ax.set_xlabel("trial (ILC iteration) j")
+    ax.set_ylabel("relative RMS error [-]")
+    ax.set_title("Errors over the trials")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    paths = [_finish(fig, out_dir / "trials_errors.png")]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    cmap = plt.get_cmap("viridis")
+    n = len(per_trial)
+    for i in range(n):
+        e = record["z_cmd"][i * trial_len:(i + 1) * trial_len] - record["z_ach"][i * trial_len:(i + 1) * trial_len]
+        if e.size < 8:
+            continue
+        spec = 2.0 * np.abs(np.fft.rfft(e - e.mean())) / e.size
+        f = np.fft.rfftfreq(e.size, dt)
+        sel = (f > 0) & (f <= 20.0)
+        ax.semilogy(f[sel], 1e3 * spec[sel], color=cmap(i / max(n - 1, 1)), lw=1.0, label=f"j={i + 1}")
+    ax.set_xlabel("frequency [Hz]")
+    ax.set_ylabel("|FFT(z - z')| [mm]")
+    ax.set_title("Tracking-error spectrum per trial")
+    ax.grid(True, which="both", alpha=0.3)
+    if n <= 12:
+        ax.legend(ncol=2, fontsize=8)
+    paths.append(_finish(fig, out_dir / "trials_fft.png"))
+    return paths

@@ -64,8 +64,11 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
             seen["legs"][k] = True
             if k == 0:
                 home = np.array(m.length)
+    trial_len = scenario.steps + 1
+    rec["trial"] = rec["k"] // trial_len
+    rec["t"] = (rec["k"] % trial_len) * scenario.loop.dt_s
     if home is not None:
-        rec["b_cmd"][0] = home  # the platform starts at home; no command is sent for step 0
+        rec["b_cmd"][::trial_len] = home  # every trial starts at home; no command is sent for its first step
     for _, m in topics.get("/rths/raw_wrench", []):
         k = int(m.step)
         if k <= n:
@@ -130,24 +133,49 @@ def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray:
     return z[:n_rows]
 
 
+TRIAL_KEYS = ("e_track_rel", "e_ref_rel", "edot_track_rel", "max_abs_tracking_error_m", "E_error_J", "Ec_error_J",
+              "E_diss_J", "peak_damping_force_n", "stable", "dominant_error_freq_hz", "touchdown_s", "liftoff_s")
+
+
 def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> dict:
+    """Metrics of every trial; metrics.json holds the last trial's (plus a per-trial table), the plots
+    show the last trial (and, with several trials, the per-trial progress)."""
+    from ..core.vrths import trial_slice
     from .metrics import compute_metrics
     from .plots import plot_run
     from .report import write_metrics_json, write_report
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    z_ref = reference_for(scenario, rec["k"].size)
-    metrics = compute_metrics(rec, z_ref, scenario.loop.dt_s, loop=loop)
-    plots = plot_run(rec, z_ref, metrics, out)
+    trial_len = scenario.steps + 1
+    n_trials = int(np.ceil(rec["k"].size / trial_len))
+    z_ref = reference_for(scenario, trial_len)
+    per_trial = []
+    metrics = None
+    for j in range(n_trials):
+        tr = trial_slice(rec, j, trial_len)
+        m = compute_metrics(tr, z_ref[: tr["k"].size], scenario.loop.dt_s, loop=loop)
+        per_trial.append({"trial": j, **{key: m.get(key) for key in TRIAL_KEYS}})
+        metrics, last = m, tr
+    if n_trials > 1:
+        metrics["trials"] = per_trial
+    metrics["n_trials"] = n_trials
+    plots = plot_run(last, z_ref[: last["k"].size], metrics, out)
+    if n_trials > 1:
+        from .plots import plot_trials
+        plots += plot_trials(rec, per_trial, trial_len, scenario.loop.dt_s, out)
     write_metrics_json(metrics, out / "metrics.json")
     report = write_report(metrics, scn.to_dict(scenario), plots, out)
     lines = [
         f"metrics: {out / 'metrics.json'}",
         f"report : {report}",
         f"plots  : {', '.join(str(p.name) for p in plots)}",
-        f"stable={metrics['stable']}  e_track_rel={metrics['e_track_rel']:.4g}  "
-        f"e_ref_rel={metrics['e_ref_rel']:.4g}  max|e|={1e3 * metrics['max_abs_tracking_error_m']:.3f} mm",
     ]
+    if n_trials > 1:
+        lines += [f"  trial {t['trial']:>3}: e_track_rel={t['e_track_rel']:.4g}  e_ref_rel={t['e_ref_rel']:.4g}  "
+                  f"max|e|={1e3 * t['max_abs_tracking_error_m']:.3f} mm  stable={t['stable']}" for t in per_trial]
+    lines.append(f"{'last trial: ' if n_trials > 1 else ''}stable={metrics['stable']}  "
+                 f"e_track_rel={metrics['e_track_rel']:.4g}  e_ref_rel={metrics['e_ref_rel']:.4g}  "
+                 f"max|e|={1e3 * metrics['max_abs_tracking_error_m']:.3f} mm")
     return {"metrics": metrics, "lines": lines}
 
 

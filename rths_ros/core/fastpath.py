@@ -37,9 +37,10 @@ def build_plant(s: Scenario) -> SimPlant:
     return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s)
 
 
-def plant_seed(s: Scenario) -> int:
-    """The plant's noise seed: the scenario's loop.seed combined with sim_plant.noise_seed."""
-    return int(s.loop.seed) * 1_000_003 + int(s.sim_plant.noise_seed)
+def plant_seed(s: Scenario, trial: int = 0) -> int:
+    """The plant's noise seed for a trial: loop.seed, sim_plant.noise_seed and the trial index combined
+    (every trial has its own noise, and the same run always the same)."""
+    return int(s.loop.seed) * 1_000_003 + int(s.sim_plant.noise_seed) + 7919 * int(trial)
 
 
 def build_force_processor(s: Scenario) -> ForceProcessor:

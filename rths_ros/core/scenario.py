@@ -122,7 +122,22 @@ class Scenario:
 
     @property
     def steps(self) -> int:
+        """Steps per trial."""
         return self.loop.steps
+
+    @property
+    def run_nodes(self) -> tuple[str, ...]:
+        """The nodes to start: ``nodes`` plus the controllers the scenario enables, in start order."""
+        wanted = set(self.nodes)
+        for section, node in CONTROLLER_NODES.items():
+            sec = getattr(self, section, None)
+            if sec is not None and getattr(sec, "enabled", False):
+                wanted.add(node)
+        return tuple(n for n in KNOWN_NODES if n in wanted)
+
+
+#: scenario section -> the node that runs it when the section is enabled
+CONTROLLER_NODES = {"passivity": "passivity_controller", "ilc": "ilc_learner", "aff": "aff_learner"}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """In-process virtual RTHS (vRTHS): the whole fast path in one Python loop, no ROS.
 
 It calls the same core objects, built by :mod:`rths_ros.core.fastpath`, in the same order as the
-node graph does in lockstep mode (see docs/architecture.md, "one step"), so the ROS graph must
+node graph does in lockstep mode (docs/architecture.md, "one step"), so the ROS graph must
 reproduce its result to floating-point accuracy.  Used for fast studies and as the equivalence
-reference of the graph.
+reference of the graph.  Trials use the graph's global step numbering (trial j occupies the
+steps j*(N+1) ... j*(N+1)+N).
 """
 from __future__ import annotations
 
@@ -26,57 +27,92 @@ def empty_record(n: int) -> dict:
     return rec
 
 
-def run_virtual(s: Scenario, progress=None) -> dict:
-    """Run one trial of the scenario in process.  Returns the record (arrays indexed by step k)."""
-    numerical = fastpath.build_numerical(s)
-    imap, commander = fastpath.build_platform(s)
-    plant = fastpath.build_plant(s)
-    force = fastpath.build_force_processor(s)
-    n_steps = s.steps
-    rec = empty_record(n_steps + 1)
-    rec["t"] = rec["k"] * s.loop.dt_s
+def trial_slice(rec: dict, trial: int, trial_len: int) -> dict:
+    """The rows of one trial, with local step k and time t from 0."""
+    lo, hi = trial * trial_len, (trial + 1) * trial_len
+    out = {key: (v[lo:hi] if hasattr(v, "shape") and v.shape[:1] == rec["k"].shape else v) for key, v in rec.items()}
+    n = out["k"].size
+    out["k"] = np.arange(n)
+    out["t"] = out["t"] - out["t"][0] if n else out["t"]
+    return out
 
-    out = plant.reset(fastpath.plant_seed(s))
-    numerical.reset()
-    commander.reset()
-    force.reset()
-    z, zd = 0.0, 0.0
-    b_cmd = np.array(imap.kinematics.home_lengths, dtype=float)
-    ff = np.zeros(6)
-    q = np.zeros(1)
-    qd = np.zeros(1)
-    for k in range(n_steps + 1):
-        f_int, f_meas, contact = force.process(out.wrench)
-        q_ach, qd_ach = imap.achieved(out.lengths, out.velocities)
-        rec["z_cmd"][k] = z
-        rec["zdot_cmd"][k] = zd
-        rec["z_ach"][k] = q_ach[0]
-        rec["zdot_ach"][k] = qd_ach[0]
-        rec["f_int"][k] = f_int
-        rec["f_meas"][k] = f_meas
-        rec["contact"][k] = contact
-        rec["b_cmd"][k] = b_cmd
-        rec["ff_velocity"][k] = ff
-        rec["b_meas"][k] = out.lengths
-        rec["bdot_meas"][k] = out.velocities
-        rec["current"][k] = out.currents
-        rec["wrench"][k] = out.wrench
-        if k == n_steps:
-            break
-        z, zd = numerical.step(f_int)
-        q[0], qd[0] = z, zd
-        try:
-            cmd = commander.command(q, qd)
-        except LimitViolation as exc:  # the node aborts the run here; so does the virtual run
-            rec = {key: (v[: k + 1] if hasattr(v, "shape") else v) for key, v in rec.items()}
-            rec["aborted"] = True
-            rec["abort_reason"] = f"step {k + 1}: {exc}"
-            return rec
-        b_cmd = cmd.length.copy()
-        ff = cmd.feedforward_velocity.copy()
-        out = plant.step(cmd.length, cmd.feedforward_velocity)
-        if progress is not None and k % 1000 == 0:
-            progress(k, n_steps)
-    rec["aborted"] = False
-    rec["abort_reason"] = ""
-    return rec
+
+class VirtualRun:
+    """The fast-path objects of one scenario and the step loop that drives them."""
+
+    def __init__(self, s: Scenario):
+        self.s = s
+        self.numerical = fastpath.build_numerical(s)
+        self.imap, self.commander = fastpath.build_platform(s)
+        self.plant = fastpath.build_plant(s)
+        self.force = fastpath.build_force_processor(s)
+        self.n_steps = s.steps
+        self.trial_len = s.steps + 1
+
+    def run(self, progress=None) -> dict:
+        s = self.s
+        trials = s.loop.trials
+        rec = empty_record(trials * self.trial_len)
+        rec["trial"] = rec["k"] // self.trial_len
+        rec["t"] = (rec["k"] % self.trial_len) * s.loop.dt_s
+        rec["aborted"] = False
+        rec["abort_reason"] = ""
+        for j in range(trials):
+            ok = self._trial(j, rec)
+            if progress is not None:
+                progress(j + 1, trials)
+            if not ok:
+                n = (j * self.trial_len) + int(rec.pop("_abort_row")) + 1
+                return {key: (v[:n] if hasattr(v, "shape") and v.shape[:1] == rec["k"].shape else v)
+                        for key, v in rec.items()}
+        return rec
+
+    def _trial(self, j: int, rec: dict) -> bool:
+        s = self.s
+        base = j * self.trial_len
+        out = self.plant.reset(fastpath.plant_seed(s, j))
+        self.numerical.reset()
+        self.commander.reset()
+        self.force.reset()
+        z, zd = 0.0, 0.0
+        b_cmd = np.array(self.imap.kinematics.home_lengths, dtype=float)
+        ff = np.zeros(6)
+        q = np.zeros(1)
+        qd = np.zeros(1)
+        for k in range(self.n_steps + 1):
+            row = base + k
+            f_int, f_meas, contact = self.force.process(out.wrench)
+            q_ach, qd_ach = self.imap.achieved(out.lengths, out.velocities)
+            rec["z_cmd"][row] = z
+            rec["zdot_cmd"][row] = zd
+            rec["z_ach"][row] = q_ach[0]
+            rec["zdot_ach"][row] = qd_ach[0]
+            rec["f_int"][row] = f_int
+            rec["f_meas"][row] = f_meas
+            rec["contact"][row] = contact
+            rec["b_cmd"][row] = b_cmd
+            rec["ff_velocity"][row] = ff
+            rec["b_meas"][row] = out.lengths
+            rec["bdot_meas"][row] = out.velocities
+            rec["current"][row] = out.currents
+            rec["wrench"][row] = out.wrench
+            if k == self.n_steps:
+                break
+            z, zd = self.numerical.step(f_int)
+            q[0], qd[0] = z, zd
+            try:
+                cmd = self.commander.command(q, qd)
+            except LimitViolation as exc:  # the node aborts the run here; so does the virtual run
+                rec["aborted"] = True
+                rec["abort_reason"] = f"step {row + 1}: {exc}"
+                rec["_abort_row"] = k
+                return False
+            b_cmd = cmd.length.copy()
+            ff = cmd.feedforward_velocity.copy()
+            out = self.plant.step(cmd.length, cmd.feedforward_velocity)
+        return True
+
+
+def run_virtual(s: Scenario, progress=None) -> dict:
+    """Run every trial of the scenario in process.  Returns the record (arrays indexed by global step)."""
+    return VirtualRun(s).run(progress)

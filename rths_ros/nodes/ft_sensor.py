@@ -26,8 +26,11 @@ class FtSensorNode(RthsNode):
         self.msg = InterfaceForce()
         self._w = [0.0] * 6
 
+    def reset_for_trial(self, trial: int) -> None:
+        self.proc.reset()
+
     def on_wrench(self, msg: RawWrench) -> None:
-        if self.done:
+        if self.done or not self.enter_trial(msg.step):
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()

@@ -35,8 +35,13 @@ class NumericalSubstructureNode(RthsNode):
         self._pos = np.zeros(1)
         self._vel = np.zeros(1)
 
-    def on_start(self) -> None:
-        self.publish_command(0, 0, 0.0, 0.0, time.time_ns())
+    def reset_for_trial(self, trial: int) -> None:
+        """Back to rest; announce the command of the trial's first step (the rest position)."""
+        self.model.reset()
+        start = trial * self.trial_len
+        self.next_k = start
+        self.f_last = 0.0
+        self.publish_command(start, start, 0.0, 0.0, time.time_ns())
 
     def publish_command(self, k: int, origin_k: int, z: float, zd: float, origin_ns: int) -> None:
         m = self.msg
@@ -55,6 +60,8 @@ class NumericalSubstructureNode(RthsNode):
         t0 = time.perf_counter_ns()
         self.timing.tick()
         k = int(msg.step)
+        if not self.enter_trial(k):
+            return
         if k < self.next_k:
             self.timing.late_messages += 1
             return

@@ -41,7 +41,7 @@ class Recorder(RthsNode):
         self.bag.write_msg(SCENARIO_TOPIC, "std_msgs/msg/String", time.time_ns(), string_msg(text))
         self._last_rx = time.monotonic()
         self._stopping_since: float | None = None
-        running = set(scenario.nodes)
+        running = set(scenario.run_nodes)
         rq = record_qos(scenario.loop.qos)
         for t in TOPICS:
             if t.kind in ("control", "learner") and not (set(t.producers) & running):

@@ -24,7 +24,7 @@ class SimPlantNode(BeatNode):
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
         self.plant = fastpath.build_plant(scenario)
-        self.out = self.plant.reset(fastpath.plant_seed(scenario))
+        self.out = self.plant.reset(fastpath.plant_seed(scenario, 0))
         self.hold_length = np.array(self.plant.kinematics.home_lengths, dtype=float)
         self.hold_ff = np.zeros(6)
         self.state_pub = self.control_publisher(LegState, "/rths/leg_state")
@@ -32,6 +32,11 @@ class SimPlantNode(BeatNode):
         self.control_subscription(LegCommand, "/rths/leg_command", self.on_input)
         self.state_msg = LegState()
         self.wrench_msg = RawWrench()
+
+    def reset_trial(self, trial: int) -> None:
+        self.out = self.plant.reset(fastpath.plant_seed(self.scenario, trial))
+        self.hold_length[:] = self.plant.kinematics.home_lengths
+        self.hold_ff[:] = 0.0
 
     def emit_output(self, k: int, origin_ns: int) -> None:
         o = self.out

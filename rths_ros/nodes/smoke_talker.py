@@ -32,10 +32,10 @@ class SmokeTalker(BeatNode):
         self.force = 0.0
 
     def emit_output(self, k, origin_ns):
-        t = k * self.dt
+        t = self.local_step(k) * self.dt
         pos = self.a * math.sin(self.w * t) + self.gain * self.force
         vel = self.a * self.w * math.cos(self.w * t)
-        self.log[k] = (k, pos, self.force)
+        self.log[self.local_step(k)] = (k, pos, self.force)
         m = self.msg
         m.header.stamp = self.get_clock().now().to_msg()
         m.step = k
@@ -53,7 +53,7 @@ class SmokeTalker(BeatNode):
     def on_last_step(self):
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            np.savetxt(self.out_dir / "smoke_talker.csv", self.log[: self.k + 1], delimiter=",",
+            np.savetxt(self.out_dir / "smoke_talker.csv", self.log[: self.local_step(self.k) + 1], delimiter=",",
                        header="step,position_m,force_n", fmt=["%d", "%.17g", "%.17g"])
 
 

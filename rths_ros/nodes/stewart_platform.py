@@ -33,8 +33,13 @@ class StewartPlatformNode(RthsNode):
         self.state_msg = InterfaceState()
         self.faulted = False
 
+    def reset_for_trial(self, trial: int) -> None:
+        self.commander.reset()
+
     def on_command(self, msg: InterfaceCommand) -> None:
-        if self.done or self.faulted or msg.step == 0:  # step 0: the platform starts at home
+        if self.done or self.faulted or not self.enter_trial(msg.step):
+            return
+        if self.local_step(msg.step) == 0:  # the first step of a trial: the platform is at home
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()
@@ -59,7 +64,7 @@ class StewartPlatformNode(RthsNode):
         self.sync_readers(msg.step)
 
     def on_leg_state(self, msg: LegState) -> None:
-        if self.done:
+        if self.done or not self.enter_trial(msg.step):
             return
         q, qd = self.map.achieved(msg.length, msg.velocity)
         m = self.state_msg

@@ -1,7 +1,10 @@
 """supervisor: test sequencing of a run.
 
-Waits until every node of the scenario has announced READY (all its topics connected), sends
-START, and when the beat-setting node reports DONE after the last step, sends STOP.  A node that
+Waits until every node of the scenario has announced READY (all its topics connected) and sends
+START (trial 0 begins).  When the beat-setting node reports DONE for a trial, it either starts the
+next trial -- after the pause (loop.pause_s, wall clock in realtime mode) and once every learner
+has announced READY for that trial (its feedforward for the trial is published) -- or, after the
+last trial, sends STOP.  A node that
 does not become ready within loop.start_timeout_s aborts the run with a reason that names it and
 its unconnected topics.
 """
@@ -20,7 +23,11 @@ class Supervisor(RthsNode):
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
-        self.expected = {n for n in scenario.nodes if n != self.role}
+        self.expected = {n for n in scenario.run_nodes if n != self.role}
+        self.learners = {n for n in scenario.run_nodes if n in ("ilc_learner",)}
+        self.learner_trial: dict[str, int] = {}
+        self.pending_trial: int | None = None
+        self._pending_since = 0.0
         self.ready: set[str] = set()
         self._t0 = time.monotonic()
         self._stop_sent_at: float | None = None
@@ -40,7 +47,8 @@ class Supervisor(RthsNode):
         state = "running" if self.started else "starting"
         if self._stop_sent_at is not None:
             state = "stopping"
-        data = {"state": state, "total_steps": self.scenario.steps, "nodes": self.progress,
+        data = {"state": state, "total_steps": self.scenario.steps * self.scenario.loop.trials,
+                "trial_len": self.trial_len, "nodes": self.progress,
                 "ready": sorted(self.ready), "expected": sorted(self.expected)}
         tmp = self.out_dir / ".progress.json.tmp"
         tmp.write_text(json.dumps(data))
@@ -51,13 +59,22 @@ class Supervisor(RthsNode):
                                 "step": int(msg.step), "trial": int(msg.trial), "reason": msg.reason})
         if msg.type == TestEvent.READY:
             self.ready.add(msg.source)
+            if msg.source in self.learners:
+                self.learner_trial[msg.source] = max(self.learner_trial.get(msg.source, 0), int(msg.trial))
             if not self.started and self.expected <= self.ready:
                 self.get_logger().info(f"all {len(self.expected)} nodes ready: START")
                 self.emit(TestEvent.START)
         elif msg.type == TestEvent.DONE and self._stop_sent_at is None:
-            self.get_logger().info(f"{msg.source} finished step {msg.step}: STOP")
-            self.emit(TestEvent.STOP, msg.step)
-            self._stop_sent_at = time.monotonic()
+            nxt = int(msg.trial) + 1
+            self.emit(TestEvent.TRIAL_END, msg.step, trial=int(msg.trial))
+            if nxt < self.scenario.loop.trials and not self.abort_reason:
+                self.get_logger().info(f"trial {msg.trial} finished at step {msg.step}; next: trial {nxt}")
+                self.pending_trial = nxt
+                self._pending_since = time.monotonic()
+            else:
+                self.get_logger().info(f"{msg.source} finished step {msg.step} (trial {msg.trial}): STOP")
+                self.emit(TestEvent.STOP, msg.step, trial=int(msg.trial))
+                self._stop_sent_at = time.monotonic()
         elif msg.type == TestEvent.ABORT and msg.source != self.role:
             self.abort_reason = f"abort by {msg.source}: {msg.reason}"
 
@@ -71,6 +88,13 @@ class Supervisor(RthsNode):
 
     def _tick(self) -> None:
         now = time.monotonic()
+        if self.pending_trial is not None and self._stop_sent_at is None:
+            j = self.pending_trial
+            paused = self.mode != "realtime" or now - self._pending_since >= self.scenario.loop.pause_s
+            learners_ready = all(self.learner_trial.get(n, 0) >= j for n in self.learners)
+            if paused and learners_ready:
+                self.pending_trial = None
+                self.emit(TestEvent.TRIAL_BEGIN, trial=j)
         if not self.started and now - self._t0 > self.scenario.loop.start_timeout_s:
             missing = sorted(self.expected - self.ready)
             reason = f"nodes not ready after {self.scenario.loop.start_timeout_s:g} s: {', '.join(missing)}"

@@ -3,8 +3,14 @@
 It owns the run's step counter.  In ``lockstep`` mode it advances step k -> k+1 when the input
 for step k+1 has arrived (simulated time, deterministic).  In ``realtime`` mode a dedicated thread
 advances it on absolute wall-clock deadlines and uses the latest input; an input that is not the
-one for the current step counts as late (the previous one is held).  After the last step it
-reports DONE.
+one for the current step counts as late (the previous one is held).
+
+Trials: a run has ``loop.trials`` trials of N = duration/dt steps each.  Step indices are global
+and each trial occupies L = N + 1 consecutive indices (``trial_of(step)``), so every node can
+tell from a message's step alone which trial it belongs to and reset itself at a trial boundary,
+independent of the order in which events and data arrive.  After the last step of a trial the beat
+node reports DONE (step, trial) and waits; the supervisor answers TRIAL_BEGIN for the next trial
+(once the learners are ready) or STOP.
 """
 from __future__ import annotations
 
@@ -18,16 +24,19 @@ from rths_ros.msg import TestEvent  # noqa: E402
 
 
 class BeatNode(RthsNode):
-    """Subclasses implement :meth:`emit_output` (publish the output of step k) and :meth:`advance`."""
+    """Subclasses implement :meth:`emit_output`, :meth:`advance` and :meth:`reset_trial`."""
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
         self.n_steps = scenario.steps
         self.k = 0
+        self.trial = 0
+        self.trial_start = 0
         self.clock = make_clock(self.mode, self.dt, scenario.realtime.busy_wait_s)
         self._latest = None
         self._thread: threading.Thread | None = None
-        self._finished_steps = False
+        self._running_trial = False
+        self._begin = threading.Event()
 
     # -- to implement ------------------------------------------------------------------------
     def emit_output(self, k: int, origin_ns: int) -> None:
@@ -38,25 +47,46 @@ class BeatNode(RthsNode):
         """Advance the model from step k_next-1 to k_next using input ``inp`` (may be None)."""
         raise NotImplementedError
 
+    def reset_trial(self, trial: int) -> None:
+        """Put the model back to its initial state for trial ``trial`` (0-based)."""
+
     def input_step(self, inp) -> int:
         return int(inp.step)
 
     # -- machinery ---------------------------------------------------------------------------
     def on_start(self) -> None:
-        self.k = 0
-        self.clock.start()
         if self.mode == "realtime":
             self._thread = threading.Thread(target=self._realtime_loop, name=f"{self.role}-beat", daemon=True)
             self._thread.start()
+        self._begin_trial(0)
+
+    def on_event(self, msg) -> None:
+        if (msg.type == TestEvent.TRIAL_BEGIN and msg.source == "supervisor" and int(msg.trial) > self.trial
+                and not self._running_trial):
+            self._begin_trial(int(msg.trial))
+
+    def _begin_trial(self, trial: int) -> None:
+        self.trial = trial
+        self.trial_start = trial * self.trial_len
+        self.k = self.trial_start
+        self.reset_trial(trial)
+        self._running_trial = True
+        self.emit(TestEvent.TRIAL_BEGIN, self.k, trial=trial)
+        if self.mode == "realtime":
+            self._begin.set()
         else:
-            self.emit_output(0, time.time_ns())
+            self.emit_output(self.k, time.time_ns())
+
+    @property
+    def last_step_of_trial(self) -> int:
+        return self.trial_start + self.n_steps
 
     def on_input(self, inp) -> None:
         """Subscription callback for the awaited input."""
         if self.mode == "realtime":
             self._latest = inp
             return
-        if self._finished_steps or not self.started:
+        if not self._running_trial or self.done:
             return
         t0 = time.perf_counter_ns()
         k_in = self.input_step(inp)
@@ -69,36 +99,43 @@ class BeatNode(RthsNode):
         self.timing.compute(time.perf_counter_ns() - t0)
         self.emit_output(self.k, time.time_ns())
         self.sync_readers(self.k)
-        if self.k >= self.n_steps:
-            self._end_of_steps()
+        if self.k >= self.last_step_of_trial:
+            self._end_of_trial()
 
     def _realtime_loop(self) -> None:
-        self.emit_output(0, time.time_ns())
-        while not self.done and self.k < self.n_steps:
-            k_next = self.clock.wait_next()
-            self.timing.tick()
-            t0 = time.perf_counter_ns()
-            inp = self._latest
-            if inp is None or self.input_step(inp) != k_next:
-                self.timing.late_messages += 1
-            self.advance(k_next, inp)
-            self.k = k_next
-            self.emit_output(k_next, time.time_ns())
-            self.timing.compute(time.perf_counter_ns() - t0)
-        self.timing.overruns = self.clock.overruns
-        if not self.done:
-            self._end_of_steps()
+        while not self.done:
+            if not self._begin.wait(timeout=0.05):
+                continue
+            self._begin.clear()
+            self.clock.start()
+            self.clock.k = 0
+            self.emit_output(self.k, time.time_ns())
+            while not self.done and self.k < self.last_step_of_trial:
+                self.clock.wait_next()
+                k_next = self.k + 1
+                self.timing.tick()
+                t0 = time.perf_counter_ns()
+                inp = self._latest
+                if inp is None or self.input_step(inp) != k_next:
+                    self.timing.late_messages += 1
+                self.advance(k_next, inp)
+                self.k = k_next
+                self.emit_output(k_next, time.time_ns())
+                self.timing.compute(time.perf_counter_ns() - t0)
+            self.timing.overruns = self.clock.overruns
+            if not self.done:
+                self._end_of_trial()
 
-    def _end_of_steps(self) -> None:
-        if self._finished_steps:
+    def _end_of_trial(self) -> None:
+        if not self._running_trial:
             return
-        self._finished_steps = True
+        self._running_trial = False
         self.on_last_step()
         self.sync_readers(self.k, force=True)
-        self.emit(TestEvent.DONE, self.k)
+        self.emit(TestEvent.DONE, self.k, trial=self.trial)
 
     def on_last_step(self) -> None:
-        """Hook: called once after the final step (e.g. write logs)."""
+        """Hook: called once after the final step of each trial (e.g. write logs)."""
 
     def finalize(self) -> None:
         self.done = True

@@ -74,6 +74,9 @@ class RthsNode(Node):
         self.started = False
         self.ready_sent = False
         self.final_step: int | None = None
+        #: steps per trial (global step index = trial * trial_len + local step)
+        self.trial_len = scenario.steps + 1
+        self.current_trial = -1
         self._control_pubs: list = []
         self._expect_pub: list = []   # (publisher, topic, n consumers)
         self._expect_sub: list = []   # (subscription, topic)
@@ -123,7 +126,7 @@ class RthsNode(Node):
     def control_publisher(self, msg_type, topic: str):
         pub = self.create_publisher(msg_type, topic, self.cq.profile)
         self._control_pubs.append(pub)
-        n = expected_consumers(topic, self.scenario.nodes) if topic in BY_NAME else 0
+        n = expected_consumers(topic, self.scenario.run_nodes) if topic in BY_NAME else 0
         self._expect_pub.append((pub, topic, n))
         return pub
 
@@ -247,6 +250,28 @@ class RthsNode(Node):
         self.publish_timing()
         self.sync_readers(0, force=True)
         self.finish(3)
+
+    def trial_of(self, step: int) -> int:
+        return int(step) // self.trial_len
+
+    def local_step(self, step: int) -> int:
+        return int(step) % self.trial_len
+
+    def enter_trial(self, step: int) -> bool:
+        """Call with the step of every loop message: resets the node (``reset_for_trial``) when the
+        message is the first of a new trial.  Returns False for a message of an earlier trial (stale)."""
+        trial = int(step) // self.trial_len
+        if trial == self.current_trial:
+            return True
+        if trial < self.current_trial:
+            self.timing.late_messages += 1
+            return False
+        self.current_trial = trial
+        self.reset_for_trial(trial)
+        return True
+
+    def reset_for_trial(self, trial: int) -> None:
+        """Hook: back to the initial state for trial ``trial`` (0-based)."""
 
     def finish(self, code: int = 0) -> None:
         self.exit_code = code

@@ -1,0 +1,389 @@
+"""Adaptive feedforward filter (AFF): leaky normalised filtered-x LMS with one FIR filter per leg.
+
+Seed 000 (Insam), ch. 7, eqs. 7.1-7.5, Table A.5 (digest seed000-part1 §7).  Per leg i (index dropped):
+
+* reference (regressor) ``b`` = the desired leg lengths of the last N_FIR steps, newest first,
+  here as deviations from the home leg length (see "Regressor" below);
+* filtered reference ``b~`` = the same history passed through a model S of the secondary path (the
+  closed-loop transfer function of the leg from desired to achieved length, built from Table 4.1 and
+  the cascade gains of Table A.1, not identified online);
+* gap ``g = b - b'`` between the UN-augmented desired length and the measured length;
+* leaky normalised update (eq. 7.4 with the filtered regressor, the normalisation of §7.3)::
+
+      mu_bar = mu / (delta + b~ . b~)
+      Theta <- nu Theta + mu_bar g b~
+
+  (``nu = 1 - mu gamma_LMS`` is the leakage of the regularised cost 7.1);
+* output (eq. 7.5), a displacement added to the leg position command (position-level injection)::
+
+      u = Theta . b                    b_cmd = b + u
+
+  The filter runs on the raw reference and adapts with the filtered one (standard FXLMS; the OCR'd
+  eqs. 7.4/7.5 show b and b-hat, which the text explains as the secondary-path filtering of b).
+
+Timing (fast-path step k, see docs/aff.md).  ``step(b_desired, b_measured)`` is called once per step with
+``b_measured = b'_k`` (the measurement m_k) and ``b_desired = b_{k+1} = IK(z_{k+1})`` (the un-augmented
+command that will be held over t_k -> t_{k+1}):
+
+1. adapt with ``g_k = b_k - b'_k``, where ``b_k`` is the desired length passed at the previous call (the
+   command held over t_{k-1} -> t_k, i.e. the length b'_k should have reached); the filtered buffer holds
+   ``[b~_k, b~_{k-1}, ...]`` at that moment, so the gap and the regressor refer to the same instant;
+2. push ``b_{k+1}`` into the raw buffer and ``b~_{k+1} = S(b_{k+1})`` into the filtered buffer;
+3. return ``u_{k+1} = Theta . [b_{k+1}, b_k, ...]``; the caller commands ``b_{k+1} + u_{k+1}``.
+
+Secondary path.  With the command for t_{k+1} held over t_k -> t_{k+1}, the sample b'_{k+1} depends on
+b_{k+1}; the zero-order-hold discretisation (x_{n+1} = A x_n + B u_n, y_n = C x_n) of the continuous
+closed loop is therefore used one sample advanced: ``b~_{k+1} = C (A x_k + B b_{k+1})``, i.e. the state
+space (A, B, C A, C B).  Its unit-step samples are exactly those of the continuous closed loop driven by
+the held command.  'identity' uses S = 1 (plain normalised LMS with the error at the filter output).
+
+Regressor.  The thesis feeds the leg lengths.  Absolute lengths (about 0.7 m against motions of a few mm)
+make the regressor almost constant: ``b~ . b~`` is then dominated by N_FIR b_home^2 (about 50 m^2), so the
+normalised step for the dynamic part of the signal is some 10^3-10^4 times smaller than intended, the filter
+spends its adaptation on a DC term it must keep cancelling (and the leak pulls at), and the autocorrelation
+of the regressor is extremely ill-conditioned.  The deviations ``b - b_home`` are zero at rest (no output,
+no adaptation before the motion starts) and carry only the motion.  ``regressor='absolute'`` is kept for
+comparison (test/test_core_aff.py shows its much larger tracking error).
+
+The per-step work (six legs x N_FIR taps: update, shift, FIR output) is one numba kernel operating on
+preallocated arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from scipy import signal
+
+from rths_ros.core.legs import N_LEGS, LegCascadeParams, LegPlantParams
+from rths_ros.core.params import ParameterError, param
+
+__all__ = ["AffParams", "SecondaryPath", "FxlmsAff", "closed_loop_tf"]
+
+
+@dataclass(frozen=True)
+class AffParams:
+    """Adaptive feedforward filter of seed 000 ch. 7; defaults = the standard parameters of Table A.5."""
+
+    enabled: bool = param(False, "", doc="adaptive feedforward filter on (off: the output is 0, nothing adapts)")
+    mu: float = param(0.1, "", 0.0, 2.0, "adaptation gain mu_LMS of the normalised update (Table A.5: 0.1)")
+    nu: float = param(0.99999, "", 0.0, 1.0, "leakage factor nu_LMS = 1 - mu_LMS gamma_LMS (Table A.5: 0.99999)")
+    n_taps: int = param(100, "", 1, 1000, "FIR filter length N_FIR per leg (Table A.5: 100)")
+    delta: float = param(0.001, "m^2", 1e-15, 1e3,
+                         "regularisation delta of the normalisation mu / (delta + |b~|^2) (Table A.5: 0.001)")
+    secondary_path: str = param("closed_loop", "", doc="model S of the path from the injected displacement to the "
+                                "measured leg length: closed_loop = ZOH-discretised closed-loop leg transfer "
+                                "function (Table 4.1 + cascade gains), identity = S = 1",
+                                choices=("closed_loop", "identity"))
+    regressor: str = param("deviation", "", doc="FIR input: deviation of the desired leg length from the home "
+                           "length, or the absolute length (as written in the thesis; for comparison only)",
+                           choices=("deviation", "absolute"))
+
+
+# ----------------------------------------------------------------------------------------------
+# secondary path
+
+
+def closed_loop_tf(leg: int, plant: LegPlantParams | None = None, cascade: LegCascadeParams | None = None,
+                   vff: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(numerator, denominator) polynomial coefficients in s of the closed loop B'(s)/B(s) of one leg.
+
+    With ``N_v = k (K_Pv s + K_Iv)``, ``D_v = s^2 + (w_c + k K_Pv) s + k K_Iv`` (so ``T_v = N_v / D_v``)::
+
+        T_fb  = K_Pp N_v / (s D_v + K_Pp N_v)
+        T_VFF = (s + K_Pp) N_v / (s D_v + K_Pp N_v)
+
+    the same functions as :func:`rths_ros.core.legs.closed_loop_frf` (digest §2.3), in polynomial form.
+    """
+    plant = plant or LegPlantParams()
+    cascade = cascade or LegCascadeParams()
+    kpp, kpv, kiv = cascade.gains
+    k = plant.gain_num[leg]
+    wc = plant.omega_c_rad_per_s[leg]
+    nv = np.array([k * kpv, k * kiv])
+    dv = np.array([1.0, wc + k * kpv, k * kiv])
+    den = np.polyadd(np.polymul([1.0, 0.0], dv), kpp * nv)
+    num = np.polymul([1.0, kpp], nv) if vff else kpp * nv
+    return num, den
+
+
+@numba.njit(cache=True, nogil=True)
+def _sp_step(a, b, c, d, x, u, y_out, xn):
+    """y = C x + D u, x <- A x + B u, for each leg (row); ``xn`` = scratch of length >= order."""
+    n_legs = x.shape[0]
+    n = x.shape[1]
+    for i in range(n_legs):
+        ui = u[i]
+        y = d[i] * ui
+        for r in range(n):
+            y += c[i, r] * x[i, r]
+        y_out[i] = y
+        for r in range(n):
+            s = b[i, r] * ui
+            for q in range(n):
+                s += a[i, r, q] * x[i, q]
+            xn[r] = s
+        for r in range(n):
+            x[i, r] = xn[r]
+
+
+class SecondaryPath:
+    """Discrete model S of the six legs' secondary paths (desired -> achieved leg length), one LTI per leg.
+
+    Standard state space per leg i: ``y = C_i x_i + D_i u``, ``x_i <- A_i x_i + B_i u``, where ``u`` is the
+    desired length of step k+1 (held over t_k -> t_{k+1}) and ``y`` the model of the length measured at
+    t_{k+1} (see the module doc for the one-sample-advanced ZOH form).
+
+    ``kind``: 'closed_loop' (T_VFF if ``vff`` else T_fb, ZOH at ``dt_s``) or 'identity'.
+    """
+
+    def __init__(self, kind: str = "closed_loop", leg_plant_params: LegPlantParams | None = None,
+                 cascade_params: LegCascadeParams | None = None, vff: bool = False, dt_s: float = 1e-3):
+        if kind not in ("closed_loop", "identity"):
+            raise ParameterError(f"secondary_path: {kind!r} is not allowed; expected one of 'closed_loop', "
+                                 "'identity'")
+        if not dt_s > 0.0:
+            raise ParameterError(f"dt_s: {dt_s!r} is not allowed; expected a number > 0 s")
+        self.kind = kind
+        self.vff = bool(vff)
+        self.dt_s = float(dt_s)
+        self.leg_plant_params = leg_plant_params or LegPlantParams()
+        self.cascade_params = cascade_params or LegCascadeParams()
+        self.cascade_params.validate()
+        if kind == "identity":
+            n = 1
+            self.a = np.zeros((N_LEGS, n, n))
+            self.b = np.zeros((N_LEGS, n))
+            self.c = np.zeros((N_LEGS, n))
+            self.d = np.ones(N_LEGS)
+        else:
+            mats = []
+            for i in range(N_LEGS):
+                num, den = closed_loop_tf(i, self.leg_plant_params, self.cascade_params, self.vff)
+                ac, bc, cc, dc = signal.tf2ss(num, den)
+                ad, bd, cd, dd, _ = signal.cont2discrete((ac, bc, cc, dc), self.dt_s, method="zoh")
+                # one-sample advance: y_{k+1} = C (A x_k + B u_{k+1})
+                mats.append((ad, bd[:, 0], (cd @ ad)[0], float((cd @ bd)[0, 0] + dd[0, 0])))
+            n = mats[0][0].shape[0]
+            self.a = np.array([m[0] for m in mats])
+            self.b = np.array([m[1] for m in mats])
+            self.c = np.array([m[2] for m in mats])
+            self.d = np.array([m[3] for m in mats])
+        self.order = n
+        self.x = np.zeros((N_LEGS, n))
+        self._y = np.zeros(N_LEGS)
+        self._u = np.zeros(N_LEGS)
+        self.scratch = np.zeros(n)
+        _sp_step(self.a, self.b, self.c, self.d, np.zeros((N_LEGS, n)), self._u, np.zeros(N_LEGS), self.scratch)
+
+    def dc_gain(self) -> np.ndarray:
+        """Static gain C (I - A)^-1 B + D per leg (1 for both kinds)."""
+        eye = np.eye(self.order)
+        return np.array([self.c[i] @ np.linalg.solve(eye - self.a[i], self.b[i]) + self.d[i]
+                         for i in range(N_LEGS)])
+
+    def frf(self, freq_hz) -> np.ndarray:
+        """Discrete frequency response H_i(e^{j w dt}), shape (6, len(freq_hz))."""
+        f = np.atleast_1d(np.asarray(freq_hz, dtype=float))
+        zs = np.exp(2j * np.pi * f * self.dt_s)
+        eye = np.eye(self.order)
+        out = np.empty((N_LEGS, f.size), dtype=complex)
+        for i in range(N_LEGS):
+            for j, z in enumerate(zs):
+                out[i, j] = self.c[i] @ np.linalg.solve(z * eye - self.a[i], self.b[i]) + self.d[i]
+        return out
+
+    def reset(self, u0=None) -> None:
+        """State at rest with the constant input ``u0`` (6,) (default 0): x = (I - A)^-1 B u0."""
+        if u0 is None:
+            self.x[:] = 0.0
+            return
+        u0 = np.asarray(u0, dtype=float)
+        eye = np.eye(self.order)
+        for i in range(N_LEGS):
+            self.x[i] = np.linalg.solve(eye - self.a[i], self.b[i]) * u0[i]
+
+    def step(self, u) -> np.ndarray:
+        """Filter one sample ``u`` (6,); returns the filtered sample (internal buffer, overwritten next call)."""
+        self._u[:] = u
+        _sp_step(self.a, self.b, self.c, self.d, self.x, self._u, self._y, self.scratch)
+        return self._y
+
+
+# ----------------------------------------------------------------------------------------------
+# the FXLMS step
+
+
+@numba.njit(cache=True, nogil=True)
+def fxlms_kernel(theta, raw, filt, b_prev, b_des, b_meas, ref, sp_a, sp_b, sp_c, sp_d, sp_x,
+                 xn, mu, nu, delta, gap_out, u_out):
+    """One AFF step for all legs, in place (no allocation).
+
+    theta, raw, filt: (6, N) coefficients, raw and filtered regressor (newest first);
+    b_prev: (6,) desired lengths of the previous call (overwritten with b_des);
+    b_des, b_meas: (6,) new desired lengths b_{k+1}, measured lengths b'_k;
+    ref: (6,) subtracted from the desired lengths to form the regressor (home lengths or zeros);
+    sp_*: secondary-path state space (see SecondaryPath), xn: scratch (order,); gap_out, u_out: (6,) outputs.
+    """
+    n_legs, n = theta.shape
+    order = sp_x.shape[1]
+    for i in range(n_legs):
+        # 1. adapt with the gap of the current measurement
+        g = b_prev[i] - b_meas[i]
+        gap_out[i] = g
+        nrm = 0.0
+        for j in range(n):
+            nrm += filt[i, j] * filt[i, j]
+        step = mu / (delta + nrm) * g
+        for j in range(n):
+            theta[i, j] = nu * theta[i, j] + step * filt[i, j]
+        # 2. push the new desired length (raw and through the secondary path)
+        x = b_des[i] - ref[i]
+        y = sp_d[i] * x
+        for r in range(order):
+            y += sp_c[i, r] * sp_x[i, r]
+        for r in range(order):
+            s = sp_b[i, r] * x
+            for q in range(order):
+                s += sp_a[i, r, q] * sp_x[i, q]
+            xn[r] = s
+        for r in range(order):
+            sp_x[i, r] = xn[r]
+        for j in range(n - 1, 0, -1):
+            raw[i, j] = raw[i, j - 1]
+            filt[i, j] = filt[i, j - 1]
+        raw[i, 0] = x
+        filt[i, 0] = y
+        # 3. FIR output with the new coefficients (eq. 7.5)
+        u = 0.0
+        for j in range(n):
+            u += theta[i, j] * raw[i, j]
+        u_out[i] = u
+        b_prev[i] = b_des[i]
+
+
+class FxlmsAff:
+    """Six leaky normalised FXLMS FIR filters (seed 000 ch. 7), one per leg.
+
+    Parameters
+    ----------
+    params:
+        :class:`AffParams` (Table A.5 defaults).
+    leg_plant_params, cascade_params:
+        Table 4.1 leg models and Table A.1 gains, for the secondary-path model.
+    vff:
+        whether the platform adds the desired leg velocity (VFF); selects T_VFF instead of T_fb as the
+        closed-loop secondary path.
+    dt_s:
+        synchronisation step.
+    home_lengths:
+        (6,) leg lengths at the home pose (regressor reference, and the desired length before the first
+        call).  ``None``: taken from ``b_measured`` of the first call after :meth:`reset` (the platform is at
+        rest at home at the start of a trial).
+
+    Per step call :meth:`step`; the attributes ``coefficients`` (6, N_FIR), ``gap`` (6,) and ``output``
+    (6,) are views of internal buffers, updated in place.
+    """
+
+    def __init__(self, params: AffParams | None = None, leg_plant_params: LegPlantParams | None = None,
+                 cascade_params: LegCascadeParams | None = None, vff: bool = False, dt_s: float = 1e-3,
+                 home_lengths=None):
+        self.params = params if params is not None else AffParams()
+        p = self.params
+        self.path = SecondaryPath(p.secondary_path, leg_plant_params, cascade_params, vff, dt_s)
+        self.dt_s = self.path.dt_s
+        n = int(p.n_taps)
+        self._theta = np.zeros((N_LEGS, n))
+        self._raw = np.zeros((N_LEGS, n))
+        self._filt = np.zeros((N_LEGS, n))
+        self._b_prev = np.zeros(N_LEGS)
+        self._ref = np.zeros(N_LEGS)
+        self._home = np.zeros(N_LEGS)
+        self._gap = np.zeros(N_LEGS)
+        self._u = np.zeros(N_LEGS)
+        self._b_des = np.zeros(N_LEGS)
+        self._b_meas = np.zeros(N_LEGS)
+        self._fixed_home = None if home_lengths is None else np.array(home_lengths, dtype=float).reshape(N_LEGS)
+        self._mu = float(p.mu)
+        self._nu = float(p.nu)
+        self._delta = float(p.delta)
+        # warm up the kernel on scratch copies (compiles or loads from the cache)
+        fxlms_kernel(self._theta.copy(), self._raw.copy(), self._filt.copy(), np.zeros(N_LEGS), np.zeros(N_LEGS),
+                     np.zeros(N_LEGS), np.zeros(N_LEGS), self.path.a, self.path.b, self.path.c, self.path.d,
+                     self.path.x.copy(), self.path.scratch, self._mu, self._nu, self._delta, np.zeros(N_LEGS), np.zeros(N_LEGS))
+        self.reset()
+
+    # ------------------------------------------------------------------------------------------------
+    @property
+    def coefficients(self) -> np.ndarray:
+        """FIR coefficients Theta, (6, N_FIR), tap 0 weights the newest sample (view; updated in place)."""
+        return self._theta
+
+    @property
+    def gap(self) -> np.ndarray:
+        """Leg gaps g_k = b_k - b'_k used in the last adaptation [m] (view)."""
+        return self._gap
+
+    @property
+    def output(self) -> np.ndarray:
+        """Last output u_{k+1} [m] (view)."""
+        return self._u
+
+    @property
+    def home_lengths(self) -> np.ndarray | None:
+        return None if self._need_home else self._home
+
+    def reset(self, home_lengths=None) -> None:
+        """Coefficients zero (start of a test, §7.4); regressor history = at rest at home.
+
+        ``home_lengths`` (6,) overrides the constructor's; if neither is given, the home lengths are taken
+        from the first measurement passed to :meth:`step`.
+        """
+        self._theta[:] = 0.0
+        self._gap[:] = 0.0
+        self._u[:] = 0.0
+        if home_lengths is not None:
+            self._fixed_home = np.array(home_lengths, dtype=float).reshape(N_LEGS)
+        if self._fixed_home is None:
+            self._need_home = True
+            self._raw[:] = 0.0
+            self._filt[:] = 0.0
+            self.path.reset()
+        else:
+            self._set_home(self._fixed_home)
+
+    def _set_home(self, home: np.ndarray) -> None:
+        self._need_home = False
+        self._home[:] = home
+        self._b_prev[:] = home
+        if self.params.regressor == "deviation":
+            self._ref[:] = home
+            self._raw[:] = 0.0
+            self._filt[:] = 0.0
+            self.path.reset()
+        else:
+            self._ref[:] = 0.0
+            self._raw[:] = home[:, None]
+            self._filt[:] = home[:, None]    # S has unit DC gain: at rest the filtered history equals the raw one
+            self.path.reset(home)
+
+    def step(self, b_desired, b_measured) -> np.ndarray:
+        """One synchronisation step (see the module doc for the timing).
+
+        ``b_desired``: (6,) un-augmented desired leg lengths b_{k+1} of the command about to be sent [m];
+        ``b_measured``: (6,) measured leg lengths b'_k of this step [m].
+        Returns u_{k+1} (6,) [m] to add to the leg length command (internal buffer, overwritten next call).
+        With ``enabled`` False the output stays 0 and nothing adapts.
+        """
+        if not self.params.enabled:
+            return self._u
+        self._b_des[:] = b_desired
+        self._b_meas[:] = b_measured
+        if self._need_home:
+            self._set_home(self._b_meas)
+        pth = self.path
+        fxlms_kernel(self._theta, self._raw, self._filt, self._b_prev, self._b_des, self._b_meas, self._ref,
+                     pth.a, pth.b, pth.c, pth.d, pth.x, pth.scratch, self._mu, self._nu, self._delta, self._gap, self._u)
+        return self._u
+
