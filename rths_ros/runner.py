@@ -109,7 +109,7 @@ def _progress_line(out: Path, total: int, t0: float) -> str | None:
         data = json.loads((out / "progress.json").read_text())
     except (OSError, ValueError):
         return None
-    steps = max(data.get("nodes", {}).values(), default=0)
+    steps = min(max(data.get("nodes", {}).values(), default=0), total)
     if data.get("state") == "starting":
         return f"  waiting for nodes: {len(data['ready'])}/{len(data['expected'])} ready"
     frac = min(1.0, steps / total) if total else 0.0

@@ -45,3 +45,8 @@ def plant_seed(s: Scenario, trial: int = 0) -> int:
 
 def build_force_processor(s: Scenario) -> ForceProcessor:
     return ForceProcessor(s.ft_sensor)
+
+
+def build_passivity(s: Scenario):
+    from .passivity import PassivityController
+    return PassivityController(s.passivity)

@@ -42,8 +42,8 @@ error).  A series is stopped, :meth:`PdIlc.check_divergence` returning ``(True, 
 
 1. ``m_j`` is not finite, or
 2. ``m_j > max_ratio_to_first * m_1`` (a bad transient far above feedback-only; 0 disables), or
-3. the last ``consecutive_trials`` trial-to-trial ratios ``m_i / m_{i-1}`` all exceed ``growth_factor`` and
-   the series' minimum lies before those trials (monotonic growth after the minimum).
+3. the last ``consecutive_trials`` trial-to-trial ratios ``m_i / m_{i-1}`` all exceed ``growth_factor``
+   (monotonic growth; the series' minimum then necessarily lies before those trials).
 
 A converging series (decreasing, then levelling off in a noise band) never meets 3 as long as the band's
 trial-to-trial scatter stays below ``growth_factor - 1`` (10 %); a frequency component with a loop gain of
@@ -77,7 +77,8 @@ class IlcParams:
                               "P-gain beta of the learning function L = beta + gamma s (velocity level, Table A.4)")
     gamma: float = param(1.0, "", 0.0, 1e3, "D-gain gamma of L (velocity level, Table A.4)")
     f_q_cut_hz: float = param(6.0, "Hz", 0.0, 1e4,
-                              "cut-off f_Q,cut of the zero-phase Butterworth robustness filter Q; 0 = no filter (Q = 1)")
+                              "cut-off f_Q,cut of the zero-phase Butterworth robustness filter Q; "
+                              "0 = no filter (Q = 1)")
     q_order: int = param(1, "", 1, 8, "order of the Butterworth filter applied forward and backward (|Q| = |H|^2)")
     q_pad_time_constants: float = param(5.0, "", 0.0, 1e3,
                                         "odd padding of Q at both ends, in time constants 1/(2 pi f_Q,cut)")
@@ -88,13 +89,14 @@ class IlcParams:
     growth_factor: float = param(1.1, "", 1.0, 100.0,
                                  "divergence: a trial-to-trial growth of the metric above this factor counts")
     consecutive_trials: int = param(2, "", 1, 100,
-                                    "divergence: this many consecutive growing trials after the minimum stop the series")
+                                    "divergence: this many consecutive growing trials stop the series")
     max_ratio_to_first: float = param(3.0, "", 0.0, 1e6,
                                       "divergence: stop when the metric exceeds this multiple of trial 1 (0 = off)")
     pause_s: float = param(1.0, "s", 0.0, 60.0, "pause t_pause between trials (states reset, update computed)")
 
     def validate(self) -> None:
-        pass
+        """No cross-field constraint: the Nyquist bound of ``f_q_cut_hz`` needs the step ``dt`` and is
+        checked by :class:`PdIlc` (and :func:`q_filter_coefficients`)."""
 
 
 def q_filter_coefficients(f_cut_hz: float, order: int, dt_s: float):

@@ -58,7 +58,9 @@ class PassivityParams:
     p_tot_min_w: float = param(1e-3, "W", 0.0, 1e6,
                                "division guard: alpha = 0 while |P~_tot| <= this (contact-test throughput "
                                "is ~0.1-0.5 W, so 1e-3 W is ~1 % of it)")
-    alpha_max_kg_per_s: float = param(1e4, "kg/s", 0.0, 1e9, "upper bound of the damping coefficient alpha")
+    alpha_max_kg_per_s: float = param(1e4, "kg/s", 0.0, 1e9,
+                                      "upper bound of alpha; ~m_NUM/dT of the contact test (9.6e3 kg/s): above "
+                                      "2 m_NUM/dT the damping force held over a step is itself unstable")
     filter: str = param("backward_euler", "", doc=(
         "discretisation of 1/(T s + 1): 'backward_euler' y_k = y_{k-1} + dt/(T+dt) (u_k - y_{k-1}); "
         "'exponential' y_k = y_{k-1} + (1 - exp(-dt/T)) (u_k - y_{k-1})"), choices=FILTER_CHOICES)

@@ -19,7 +19,10 @@ from typing import Any, Mapping
 
 import yaml
 
+from .aff import AffParams
 from .contact1d import Contact1DParams
+from .ilc import IlcParams
+from .passivity import PassivityParams
 from .force_processing import ForceProcessorParams
 from .interface import InterfaceMapParams
 from .params import ParameterError, build, describe, param, to_dict
@@ -112,6 +115,9 @@ class Scenario:
     platform: PlatformParams = param(PlatformParams(), doc="Stewart platform")
     sim_plant: SimPlantParams = param(SimPlantParams(), doc="digital twin of platform and specimen")
     ft_sensor: ForceProcessorParams = param(ForceProcessorParams(), doc="force/torque sensor processing")
+    passivity: PassivityParams = param(PassivityParams(), doc="Normalized Passivity Control (passivity_controller)")
+    ilc: IlcParams = param(IlcParams(), doc="iterative learning control between trials (ilc_learner)")
+    aff: AffParams = param(AffParams(), doc="adaptive feedforward FIR filters (aff_learner)")
     smoke: SmokeParams = param(SmokeParams(), doc="the smoke test's two nodes")
 
     def validate(self) -> None:
@@ -119,6 +125,11 @@ class Scenario:
             raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
         if not self.nodes:
             raise ParameterError("nodes: [] is not allowed; expected at least one node")
+        for key, value in (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
+                           ("passivity.dt_s", self.passivity.dt_s)):
+            if abs(value - self.loop.dt_s) > 1e-15:
+                raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
+                                     "equal (one update per synchronisation step)")
 
     @property
     def steps(self) -> int:

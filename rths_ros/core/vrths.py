@@ -48,6 +48,11 @@ class VirtualRun:
         self.force = fastpath.build_force_processor(s)
         self.n_steps = s.steps
         self.trial_len = s.steps + 1
+        self.npc = fastpath.build_passivity(s) if s.passivity.enabled else None
+        self.ilc = None
+        if s.ilc.enabled:
+            from .ilc_series import IlcSeries
+            self.ilc = IlcSeries(s)
 
     def run(self, progress=None) -> dict:
         s = self.s
@@ -61,6 +66,13 @@ class VirtualRun:
             ok = self._trial(j, rec)
             if progress is not None:
                 progress(j + 1, trials)
+            if ok and self.ilc is not None:
+                _, stop, _ = self.ilc.end_trial()
+                if stop and j + 1 < trials:  # the learner stops a diverging series after this trial
+                    rec["aborted"] = True
+                    rec["abort_reason"] = self.ilc.stop_reason
+                    rec["_abort_row"] = self.n_steps
+                    ok = False
             if not ok:
                 n = (j * self.trial_len) + int(rec.pop("_abort_row")) + 1
                 return {key: (v[:n] if hasattr(v, "shape") and v.shape[:1] == rec["k"].shape else v)
@@ -74,21 +86,36 @@ class VirtualRun:
         self.numerical.reset()
         self.commander.reset()
         self.force.reset()
+        npc, ilc = self.npc, self.ilc
+        if npc is not None:
+            npc.reset()
+        f_ilc = ilc.feedforward() if ilc is not None else None
+        f_prev = zd_prev = zda_prev = f_d = 0.0
         z, zd = 0.0, 0.0
         b_cmd = np.array(self.imap.kinematics.home_lengths, dtype=float)
         ff = np.zeros(6)
+        ff_pos = np.zeros(6)
         q = np.zeros(1)
         qd = np.zeros(1)
         for k in range(self.n_steps + 1):
             row = base + k
-            f_int, f_meas, contact = self.force.process(out.wrench)
+            f_gated, f_meas, contact = self.force.process(out.wrench)
             q_ach, qd_ach = self.imap.achieved(out.lengths, out.velocities)
+            if npc is not None and k > 0:   # F_d(t_k) from step k-1 and zdot(t_k) (passivity_controller)
+                f_d = npc.update(f_prev, zd_prev, zda_prev, f_prev + f_d, zd)
+            f_int = f_gated + f_d
+            f_prev, zd_prev, zda_prev = f_gated, zd, qd_ach[0]
+            if ilc is not None:
+                ilc.record_interface(k, z, q_ach[0])
+                if k > 0:
+                    ilc.record_legs(k, b_cmd - ff_pos, out.lengths)
             rec["z_cmd"][row] = z
             rec["zdot_cmd"][row] = zd
             rec["z_ach"][row] = q_ach[0]
             rec["zdot_ach"][row] = qd_ach[0]
             rec["f_int"][row] = f_int
             rec["f_meas"][row] = f_meas
+            rec["f_d"][row] = f_d
             rec["contact"][row] = contact
             rec["b_cmd"][row] = b_cmd
             rec["ff_velocity"][row] = ff
@@ -107,8 +134,11 @@ class VirtualRun:
                 rec["abort_reason"] = f"step {row + 1}: {exc}"
                 rec["_abort_row"] = k
                 return False
+            if ilc is not None:
+                ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
             b_cmd = cmd.length.copy()
             ff = cmd.feedforward_velocity.copy()
+            ff_pos = cmd.feedforward_position.copy()
             out = self.plant.step(cmd.length, cmd.feedforward_velocity)
         return True
 

@@ -2,7 +2,12 @@
 the commanded interface motion (seed 000 §2.8 step 3).
 
 In:  /rths/interface_force (InterfaceForce, step k)
+     /rths/passivity (PassivityState, step k) when passivity control is on: F_int = F'_m + F_d
 Out: /rths/interface_command (InterfaceCommand, step k+1) -- z_{k+1}, zdot_{k+1}
+
+In lockstep mode a force sample waits for the damping force of the same step (it is computed in
+parallel by the passivity_controller, so this costs no hop); in realtime mode the newest damping
+coefficient is applied to the current velocity if the step's own value is not there yet.
 
 The model is built by :func:`rths_ros.core.fastpath.build_numerical` (same object as the virtual
 run).  If a force sample is missing in realtime mode the model is advanced over the gap with the
@@ -17,7 +22,7 @@ import numpy as np
 from ..core import fastpath
 from ..runtime.node import RthsNode, node_main, set_stamp, stamp_ns
 
-from rths_ros.msg import InterfaceCommand, InterfaceForce  # noqa: E402
+from rths_ros.msg import InterfaceCommand, InterfaceForce, PassivityState  # noqa: E402
 
 
 class NumericalSubstructureNode(RthsNode):
@@ -29,6 +34,12 @@ class NumericalSubstructureNode(RthsNode):
         self.model.reset()
         self.pub = self.control_publisher(InterfaceCommand, "/rths/interface_command")
         self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
+        self.npc = "passivity_controller" in scenario.run_nodes
+        self.pending: dict[int, InterfaceForce] = {}
+        self.fd_by_step: dict[int, float] = {}
+        self.alpha_latest = 0.0
+        if self.npc:
+            self.control_subscription(PassivityState, "/rths/passivity", self.on_passivity)
         self.msg = InterfaceCommand()
         self.next_k = 0          # step index of the next force sample we expect
         self.f_last = 0.0
@@ -54,8 +65,31 @@ class NumericalSubstructureNode(RthsNode):
         set_stamp(m.origin_stamp, origin_ns)
         self.pub.publish(m)
 
+    def on_passivity(self, msg: PassivityState) -> None:
+        self.fd_by_step[int(msg.step)] = float(msg.damping_force)
+        self.alpha_latest = float(msg.alpha)
+        if self.pending:
+            for k in sorted(self.pending):
+                if k in self.fd_by_step:
+                    self.on_force(self.pending.pop(k))
+
+    def damping(self, k: int) -> float | None:
+        """F_d(t_k), or None if it must still arrive (lockstep)."""
+        if not self.npc or self.local_step(k) == 0:
+            return 0.0
+        f_d = self.fd_by_step.pop(k, None)
+        if f_d is not None:
+            return f_d
+        if self.mode == "realtime":
+            return self.alpha_latest * self.model.velocity
+        return None
+
     def on_force(self, msg: InterfaceForce) -> None:
         if self.done:
+            return
+        if self.npc and self.mode != "realtime" and self.local_step(msg.step) != 0 \
+                and int(msg.step) not in self.fd_by_step:
+            self.pending[int(msg.step)] = msg
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()
@@ -68,7 +102,7 @@ class NumericalSubstructureNode(RthsNode):
         while self.next_k < k:  # realtime gap: hold the last force over the missing steps
             self.model.step(self.f_last)
             self.next_k += 1
-        f_int = float(msg.force[0])
+        f_int = float(msg.force[0]) + self.damping(k)
         z, zd = self.model.step(f_int)
         self.f_last = f_int
         self.next_k = k + 1

@@ -44,7 +44,7 @@ class Recorder(RthsNode):
         running = set(scenario.run_nodes)
         rq = record_qos(scenario.loop.qos)
         for t in TOPICS:
-            if t.kind in ("control", "learner") and not (set(t.producers) & running):
+            if t.producers and not (set(t.producers) & running):
                 continue
             qos = {"event": events_qos(), "diagnostics": diagnostics_qos()}.get(t.kind, rq)
             self.bag.add_topic(t.name, t.type)

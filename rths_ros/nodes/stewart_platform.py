@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from ..core import fastpath
 from ..core.platform import LimitViolation
 from ..runtime.node import RthsNode, node_main, stamp_ns
 
-from rths_ros.msg import InterfaceCommand, InterfaceState, LegCommand, LegState, TestEvent  # noqa: E402
+from ..core.ilc_series import IlcSeries
+from ..runtime.qos import events_qos
+
+from rths_ros.msg import IlcFeedforward, InterfaceCommand, InterfaceState, LegCommand, LegState, TestEvent  # noqa
 
 
 class StewartPlatformNode(RthsNode):
@@ -32,6 +37,18 @@ class StewartPlatformNode(RthsNode):
         self.leg_msg = LegCommand()
         self.state_msg = InterfaceState()
         self.faulted = False
+        # ILC: the feedforward of each trial comes from the ilc_learner before the trial starts
+        self.ilc = IlcSeries(scenario) if "ilc_learner" in scenario.run_nodes else None
+        self.ilc_ff: dict[int, np.ndarray] = {0: np.zeros((6, scenario.steps))}
+        self.pending: list[InterfaceCommand] = []
+        if self.ilc is not None:
+            self.create_subscription(IlcFeedforward, "/rths/ilc_feedforward", self.on_ilc, events_qos())
+
+    def on_ilc(self, msg: IlcFeedforward) -> None:
+        self.ilc_ff[int(msg.trial)] = np.asarray(msg.data, dtype=float).reshape(msg.n_legs, msg.n_samples)
+        pending, self.pending = self.pending, []
+        for m in pending:
+            self.on_command(m)
 
     def reset_for_trial(self, trial: int) -> None:
         self.commander.reset()
@@ -39,7 +56,12 @@ class StewartPlatformNode(RthsNode):
     def on_command(self, msg: InterfaceCommand) -> None:
         if self.done or self.faulted or not self.enter_trial(msg.step):
             return
-        if self.local_step(msg.step) == 0:  # the first step of a trial: the platform is at home
+        local = self.local_step(msg.step)
+        if local == 0:  # the first step of a trial: the platform is at home
+            return
+        trial = self.trial_of(msg.step)
+        if self.ilc is not None and trial not in self.ilc_ff:
+            self.pending.append(msg)  # the trial's feedforward is on its way
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()
@@ -50,6 +72,8 @@ class StewartPlatformNode(RthsNode):
             self.abort_reason = f"step {msg.step}: {exc}"
             self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
             return
+        if self.ilc is not None:
+            self.ilc.apply(local, self.ilc_ff[trial], cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
         m = self.leg_msg
         m.header.stamp = msg.header.stamp
         m.step = msg.step

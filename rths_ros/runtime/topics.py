@@ -20,15 +20,20 @@ class Topic:
 PLANT_PRODUCERS = ("sim_plant",)
 
 TOPICS: tuple[Topic, ...] = (
-    Topic("/rths/leg_state", "rths_ros/msg/LegState", PLANT_PRODUCERS, ("stewart_platform",)),
+    Topic("/rths/leg_state", "rths_ros/msg/LegState", PLANT_PRODUCERS,
+          ("stewart_platform", "ilc_learner", "aff_learner")),
     Topic("/rths/raw_wrench", "rths_ros/msg/RawWrench", PLANT_PRODUCERS, ("ft_sensor",)),
     Topic("/rths/interface_force", "rths_ros/msg/InterfaceForce", ("ft_sensor", "smoke_listener"),
-          ("numerical_substructure", "smoke_talker")),
+          ("numerical_substructure", "smoke_talker", "passivity_controller")),
     Topic("/rths/interface_command", "rths_ros/msg/InterfaceCommand", ("numerical_substructure", "smoke_talker"),
-          ("stewart_platform", "smoke_listener")),
-    Topic("/rths/interface_state", "rths_ros/msg/InterfaceState", ("stewart_platform",), ()),
-    Topic("/rths/leg_command", "rths_ros/msg/LegCommand", ("stewart_platform",), PLANT_PRODUCERS),
-    Topic("/rths/passivity", "rths_ros/msg/PassivityState", ("passivity_controller",), (), "learner"),
+          ("stewart_platform", "smoke_listener", "passivity_controller", "ilc_learner")),
+    Topic("/rths/interface_state", "rths_ros/msg/InterfaceState", ("stewart_platform",),
+          ("passivity_controller", "ilc_learner")),
+    Topic("/rths/leg_command", "rths_ros/msg/LegCommand", ("stewart_platform",),
+          PLANT_PRODUCERS + ("ilc_learner", "aff_learner")),
+    Topic("/rths/passivity", "rths_ros/msg/PassivityState", ("passivity_controller",), ("numerical_substructure",)),
+    Topic("/rths/aff_coefficients", "rths_ros/msg/AdaptiveFilter", ("aff_learner",), ("stewart_platform",)),
+    Topic("/rths/ilc_feedforward", "rths_ros/msg/IlcFeedforward", ("ilc_learner",), ("stewart_platform",), "event"),
     Topic("/rths/events", "rths_ros/msg/TestEvent", (), (), "event"),
     Topic("/rths/timing", "rths_ros/msg/LoopTiming", (), (), "diagnostics"),
 )
