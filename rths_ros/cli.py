@@ -4,6 +4,8 @@
     rths analyze RUN_DIR_OR_BAG [--out DIR]
     rths vrths SCENARIO [--set ...] [--out DIR]      in-process virtual run (no ROS), same core objects
     rths margin SCENARIO [--set ...]                 phase margin / critical delay of the contact phase
+    rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
+    rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
     rths params [--markdown]                         every scenario parameter with type, unit, range
     rths list                                        the scenarios under config/scenarios/
@@ -33,6 +35,13 @@ def _default_out(name: str) -> Path:
 def cmd_run(a) -> int:
     from .runner import RunError, load_or_explain, run_scenario
     s = load_or_explain(a.scenario, a.set, a.mode, a.plant)
+    if s.ilc.enabled and s.loop.trials > 1:
+        r = _ilc_prediction(s)
+        if not r["converges"] and not a.force:
+            print(f"rths run: error: this ILC series is predicted to diverge (eq. 6.18 peak {r['peak_db']:+.2f} dB "
+                  f"at {r['peak_hz']:.2f} Hz, see `rths check-ilc`); lower ilc.beta_per_s or ilc.f_q_cut_hz, "
+                  "or pass --force to run it anyway", file=sys.stderr)
+            return 2
     out = Path(a.out) if a.out else _default_out(s.name)
     print(f"rths run {s.name}: {len(s.run_nodes)} nodes {'in one process' if a.composed else 'as processes'}, "
           f"{s.loop.mode}, {s.steps} steps x {s.loop.trials} trial(s) -> {out}")
@@ -107,6 +116,50 @@ def cmd_margin(a) -> int:
     return 0
 
 
+def _ilc_prediction(s) -> dict:
+    from .core.ilc_convergence import ilc_convergence
+    return ilc_convergence(s.numerical.contact_1d, s.sim_plant.legs, s.sim_plant.cascade, s.ilc)
+
+
+def cmd_check_ilc(a) -> int:
+    s = scn.load(a.scenario, a.set)
+    r = _ilc_prediction(s)
+    if a.json:
+        print(json.dumps({k: v for k, v in r.items() if k != "curve"}, indent=2))
+        return 0 if r["converges"] else 1
+    il, c = s.ilc, s.sim_plant.cascade
+    print(f"ILC convergence condition (seed 000 eq. 6.18): peak of |Q(1 + S_f,in L)| over 0..100 Hz")
+    print(f"  models : leg 2 of Table 4.1, cascade {c.preset} (K_Pp={c.k_pp_per_s:g}, K_Pv={c.k_pv_a_s_per_m:g}, "
+          f"K_Iv={c.k_iv_a_per_m:g}), contact-phase G_DYN with d_NUM={s.numerical.contact_1d.d_num_kg_per_s:g} kg/s")
+    print(f"  ILC    : beta={il.beta_per_s:g} 1/s, gamma={il.gamma:g}, f_Q,cut={il.f_q_cut_hz:g} Hz "
+          f"(order {il.q_order}, zero phase), injection={il.injection}")
+    print(f"  peak   : {r['peak_db']:+.2f} dB at {r['peak_hz']:.2f} Hz   (DC {r['dc_db']:+.2f} dB)")
+    print(f"  verdict: {'converges (peak < 0 dB)' if r['converges'] else 'predicted to DIVERGE (peak >= 0 dB)'}")
+    return 0 if r["converges"] else 1
+
+
+def cmd_compare(a) -> int:
+    from .analysis.compare import PRESETS, compare, parse_variant
+    common = list(a.set)
+    variants: dict[str, list[str]] = {}
+    if a.preset:
+        pre = PRESETS[a.preset]
+        common = pre["base"] + common
+        variants.update({k: [o.format(trials=a.trials) for o in v] for k, v in pre["variants"].items()})
+    for text in a.variant:
+        name, ov = parse_variant(text)
+        variants[name] = ov
+    if not variants:
+        print("rths compare: error: give --variant NAME:KEY=VALUE,... (one or more) or --preset", file=sys.stderr)
+        return 2
+    out = Path(a.out) if a.out else _default_out(f"compare-{Path(a.scenario).stem}")
+    print(f"rths compare {a.scenario}: {len(variants)} variants ({a.engine}) -> {out}")
+    res = compare(a.scenario, variants, out, a.engine, common, a.jobs)
+    print(res["table"])
+    print(f"table: {out / 'compare.md'}")
+    return 0
+
+
 def cmd_check(a) -> int:
     s = scn.load(a.scenario, a.set)
     print(scn.dump(s), end="")
@@ -147,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--plant", choices=("sim", "hardware"), help="simulated plant or hardware drivers")
     r.add_argument("--composed", action="store_true", help="all nodes in one process")
     r.add_argument("--no-analyze", action="store_true", help="skip metrics/plots after the run")
+    r.add_argument("--force", action="store_true", help="run an ILC series even if predicted to diverge")
     r.set_defaults(func=cmd_run)
     an = sub.add_parser("analyze", help="metrics, plots and report from a recorded bag")
     an.add_argument("target", help="run directory or bag directory")
@@ -160,6 +214,21 @@ def build_parser() -> argparse.ArgumentParser:
     _scenario_args(m)
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_margin)
+    ci = sub.add_parser("check-ilc", help="ILC convergence condition (eq. 6.18) of a scenario")
+    _scenario_args(ci)
+    ci.add_argument("--json", action="store_true")
+    ci.set_defaults(func=cmd_check_ilc)
+    co = sub.add_parser("compare", help="run variants of a scenario; one table and overlay plots")
+    _scenario_args(co)
+    co.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE,...",
+                    help="a variant: its name and its overrides (repeatable)")
+    co.add_argument("--preset", choices=("chapter8",), help="a predefined set of variants")
+    co.add_argument("--trials", type=int, default=10, help="trials of the ILC variants of a preset")
+    co.add_argument("--engine", choices=("vrths", "graph"), default="vrths",
+                    help="in-process virtual run (default, parallel) or the ROS graph")
+    co.add_argument("--jobs", type=int, default=2, help="parallel variants (vrths engine)")
+    co.add_argument("--out")
+    co.set_defaults(func=cmd_compare)
     c = sub.add_parser("check", help="validate a scenario and print it fully resolved")
     _scenario_args(c)
     c.set_defaults(func=cmd_check)

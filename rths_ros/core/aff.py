@@ -37,7 +37,8 @@ t_k -> t_{k+1}, the sample b'_{k+1} depends on b_{k+1}; the zero-order-hold disc
 (x_{n+1} = A x_n + B u_n, y_n = C x_n) of the continuous closed loop is therefore used one sample advanced,
 ``b~_{k+1} = C (A x_k + B b_{k+1})``, i.e. the state space (A, B, C A, C B).  Its unit-step samples are
 exactly those of the continuous closed loop driven by the held command; its frequency response is the
-continuous one times e^{+j w dt/2} (half a sample ahead) to within 0.07 % up to 20 Hz (0.4 % at 50 Hz).
+continuous one times e^{+j w dt/2} (half a sample ahead) to within 0.07 % up to 20 Hz and 0.4 % at
+50 Hz (with VFF 0.33 % and 0.9 %).
 'identity' uses S = 1.
 
 Regressor.  The thesis feeds the leg lengths.  Absolute lengths (about 0.7 m against motions of a few mm)
@@ -47,7 +48,9 @@ all taps get the same update and the filter degenerates to an integral action on
 FIR filter, and a static gap offset at rest winds it up).  The deviations ``b - b_home`` carry only the
 motion: at rest nothing is output or adapted, the output is a linear filter of the motion, and the taps
 carry the shape of the motion with the older taps smaller (as described for Fig. 7.7a).
-``regressor='absolute'`` is kept for comparison; test/test_core_aff.py checks both properties.
+``regressor='absolute'`` is kept for comparison; test/test_core_aff.py checks both properties.  In the
+twin the absolute (integral-action) version tracks better at equal mu, with the same stability limit
+(docs/aff.md, "Results").
 
 The per-step work (six legs x N_FIR taps: update, shift, FIR output) is one numba kernel operating on
 preallocated arrays.

@@ -55,9 +55,10 @@ class PassivityParams:
     g_p_kg_per_s: float = param(1600.0, "kg/s", 0.0, 1e6, "damping scaling value G_P (eq. 5.5)")
     t_error_s: float = param(0.1, "s", 0.0, 10.0, "time constant T_error of the low pass on P_error (0 = none)")
     t_tot_s: float = param(0.01, "s", 0.0, 10.0, "time constant T_tot of the low pass on P_tot (0 = none)")
-    p_tot_min_w: float = param(1e-3, "W", 0.0, 1e6,
-                               "division guard: alpha = 0 while |P~_tot| <= this (contact-test throughput "
-                               "is ~0.1-0.5 W, so 1e-3 W is ~1 % of it)")
+    p_tot_min_w: float = param(1e-2, "W", 0.0, 1e6,
+                               "floor of the normalisation: alpha = G_P P~_error / max(|P~_tot|, this). "
+                               "Contact-test throughput is ~0.1-0.5 W; without a floor alpha spikes where P~_tot "
+                               "passes zero (turning points)")
     alpha_max_kg_per_s: float = param(1e4, "kg/s", 0.0, 1e9,
                                       "upper bound of alpha; ~m_NUM/dT of the contact test (9.6e3 kg/s): above "
                                       "2 m_NUM/dT the damping force held over a step is itself unstable")
@@ -149,7 +150,9 @@ class PassivityController:
         self.p_error_filtered = pe
         self.p_tot_filtered = pt
         apt = pt if pt >= 0.0 else -pt
-        if pe > 0.0 and apt > self._guard:
+        if apt < self._guard:   # floor of the normalisation: no spike where the throughput passes zero
+            apt = self._guard
+        if pe > 0.0 and apt > 0.0:
             alpha = self._gain * pe / apt
             if alpha > self._cap:
                 alpha = self._cap
