@@ -227,20 +227,16 @@ class SecondaryPath:
 
 
 @numba.njit(cache=True, nogil=True)
-def fxlms_kernel(theta, raw, filt, b_prev, b_des, b_meas, ref, sp_a, sp_b, sp_c, sp_d, sp_x,
-                 xn, mu, nu, delta, gap_out, u_out):
-    """One AFF step for all legs, in place (no allocation).
-
-    theta, raw, filt: (6, N) coefficients, raw and filtered regressor (newest first);
-    b_prev: (6,) desired lengths of the previous call (overwritten with b_des);
-    b_des, b_meas: (6,) new desired lengths b_{k+1}, measured lengths b'_k;
-    ref: (6,) subtracted from the desired lengths to form the regressor (home lengths or zeros);
-    sp_*: secondary-path state space (see SecondaryPath), xn: scratch (order,); gap_out, u_out: (6,) outputs.
-    """
+def fxlms_adapt_kernel(theta, filt, b_k, b_meas, ref, sp_a, sp_b, sp_c, sp_d, sp_x, xn, mu, nu, delta, gap_out):
+    """Adaptation half of one AFF step, all legs, in place: push b~_k = S(b_k - ref) into the
+    filtered regressor, then adapt with the gap g_k = b_k - b'_k (eq. 7.4, normalised)."""
     n_legs, n = theta.shape
     for i in range(n_legs):
-        # 1. adapt with the gap of the current measurement
-        g = b_prev[i] - b_meas[i]
+        y = _sp_leg(sp_a, sp_b, sp_c, sp_d, sp_x, i, b_k[i] - ref[i], xn)
+        for j in range(n - 1, 0, -1):
+            filt[i, j] = filt[i, j - 1]
+        filt[i, 0] = y
+        g = b_k[i] - b_meas[i]
         gap_out[i] = g
         nrm = 0.0
         for j in range(n):
@@ -248,20 +244,20 @@ def fxlms_kernel(theta, raw, filt, b_prev, b_des, b_meas, ref, sp_a, sp_b, sp_c,
         step = mu / (delta + nrm) * g
         for j in range(n):
             theta[i, j] = nu * theta[i, j] + step * filt[i, j]
-        # 2. push the new desired length (raw and through the secondary path)
-        x = b_des[i] - ref[i]
-        y = _sp_leg(sp_a, sp_b, sp_c, sp_d, sp_x, i, x, xn)
+
+
+@numba.njit(cache=True, nogil=True)
+def fxlms_output_kernel(theta, raw, b_next, ref, u_out):
+    """Output half: push b_{k+1} - ref into the raw regressor, u_{k+1} = Theta . raw (eq. 7.5)."""
+    n_legs, n = theta.shape
+    for i in range(n_legs):
         for j in range(n - 1, 0, -1):
             raw[i, j] = raw[i, j - 1]
-            filt[i, j] = filt[i, j - 1]
-        raw[i, 0] = x
-        filt[i, 0] = y
-        # 3. FIR output with the new coefficients (eq. 7.5)
+        raw[i, 0] = b_next[i] - ref[i]
         u = 0.0
         for j in range(n):
             u += theta[i, j] * raw[i, j]
         u_out[i] = u
-        b_prev[i] = b_des[i]
 
 
 class FxlmsAff:
@@ -312,9 +308,9 @@ class FxlmsAff:
         # warm up the kernel on scratch copies (compiles or loads from the cache)
         pth = self.path
         z6 = np.zeros(N_LEGS)
-        fxlms_kernel(self._theta.copy(), self._raw.copy(), self._filt.copy(), z6.copy(), z6, z6, z6,
-                     pth.a, pth.b, pth.c, pth.d, pth.x.copy(), pth.scratch, self._mu, self._nu, self._delta,
-                     z6.copy(), z6.copy())
+        fxlms_adapt_kernel(self._theta.copy(), self._filt.copy(), z6, z6, z6, pth.a, pth.b, pth.c, pth.d,
+                           pth.x.copy(), pth.scratch, self._mu, self._nu, self._delta, z6.copy())
+        fxlms_output_kernel(self._theta.copy(), self._raw.copy(), z6, z6, z6.copy())
         self.reset()
 
     # ------------------------------------------------------------------------------------------------
@@ -371,8 +367,36 @@ class FxlmsAff:
             self._filt[:] = home[:, None]    # S has unit DC gain: at rest the filtered history equals the raw one
             self.path.reset(home)
 
+    def adapt(self, b_desired_k, b_measured_k) -> np.ndarray:
+        """Adaptation half (the aff_learner's job): ``b_desired_k`` = un-augmented desired lengths b_k of
+        the command held over t_{k-1} -> t_k, ``b_measured_k`` = b'_k.  Updates ``coefficients``; returns
+        the gap g_k (view)."""
+        if not self.params.enabled:
+            return self._gap
+        self._b_meas[:] = b_measured_k
+        if self._need_home:
+            self._set_home(self._b_meas)
+        self._b_des[:] = b_desired_k
+        pth = self.path
+        fxlms_adapt_kernel(self._theta, self._filt, self._b_des, self._b_meas, self._ref, pth.a, pth.b, pth.c,
+                           pth.d, pth.x, pth.scratch, self._mu, self._nu, self._delta, self._gap)
+        return self._gap
+
+    def feedforward(self, b_desired_next, theta=None) -> np.ndarray:
+        """Output half (the fast path's job): push b_{k+1} and return u_{k+1} = Theta . raw, with this
+        filter's coefficients or the given ``theta`` (6, N_FIR) published by the learner."""
+        if not self.params.enabled:
+            return self._u
+        if self._need_home:
+            raise RuntimeError("FxlmsAff.feedforward before the home lengths are known: pass home_lengths "
+                               "to the constructor or reset(), or call adapt() first")
+        self._b_des[:] = b_desired_next
+        fxlms_output_kernel(self._theta if theta is None else theta, self._raw, self._b_des, self._ref, self._u)
+        return self._u
+
     def step(self, b_desired, b_measured) -> np.ndarray:
-        """One synchronisation step (see the module doc for the timing).
+        """One synchronisation step (see the module doc for the timing): :meth:`adapt` with the previous
+        desired lengths b_k and the measurement b'_k, then :meth:`feedforward` with b_{k+1}.
 
         ``b_desired``: (6,) un-augmented desired leg lengths b_{k+1} of the command about to be sent [m];
         ``b_measured``: (6,) measured leg lengths b'_k of this step [m].
@@ -381,13 +405,8 @@ class FxlmsAff:
         """
         if not self.params.enabled:
             return self._u
-        self._b_des[:] = b_desired
-        self._b_meas[:] = b_measured
         if self._need_home:
-            self._set_home(self._b_meas)
-        pth = self.path
-        fxlms_kernel(self._theta, self._raw, self._filt, self._b_prev, self._b_des, self._b_meas, self._ref,
-                     pth.a, pth.b, pth.c, pth.d, pth.x, pth.scratch, self._mu, self._nu, self._delta,
-                     self._gap, self._u)
-        return self._u
-
+            self._set_home(np.asarray(b_measured, dtype=float))
+        self.adapt(self._b_prev, b_measured)
+        self._b_prev[:] = b_desired
+        return self.feedforward(b_desired)

@@ -50,3 +50,20 @@ def build_force_processor(s: Scenario) -> ForceProcessor:
 def build_passivity(s: Scenario):
     from .passivity import PassivityController
     return PassivityController(s.passivity)
+
+
+def build_aff(s: Scenario):
+    """The adaptive feedforward filter (both halves: the learner adapts, the platform path outputs)."""
+    from .aff import FxlmsAff
+    home = StewartKinematics(s.platform.geometry).home_lengths
+    return FxlmsAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff, s.loop.dt_s,
+                    home_lengths=home)
+
+
+def apply_position_feedforward(commander: PlatformCommander, cmd, u) -> None:
+    """Add a position-level feedforward u (6,) to a leg command and re-check the limits: feedforward can
+    never push a leg past its stroke."""
+    cmd.length += u
+    cmd.feedforward_position += u
+    if commander.params.enforce_limits:
+        commander.check(cmd.length, cmd.velocity)

@@ -49,6 +49,7 @@ class VirtualRun:
         self.n_steps = s.steps
         self.trial_len = s.steps + 1
         self.npc = fastpath.build_passivity(s) if s.passivity.enabled else None
+        self.aff = fastpath.build_aff(s) if s.aff.enabled else None
         self.ilc = None
         if s.ilc.enabled:
             from .ilc_series import IlcSeries
@@ -86,9 +87,11 @@ class VirtualRun:
         self.numerical.reset()
         self.commander.reset()
         self.force.reset()
-        npc, ilc = self.npc, self.ilc
+        npc, ilc, aff = self.npc, self.ilc, self.aff
         if npc is not None:
             npc.reset()
+        if aff is not None:
+            aff.reset()
         f_ilc = ilc.feedforward() if ilc is not None else None
         f_prev = zd_prev = zda_prev = f_d = 0.0
         z, zd = 0.0, 0.0
@@ -105,6 +108,8 @@ class VirtualRun:
                 f_d = npc.update(f_prev, zd_prev, zda_prev, f_prev + f_d, zd)
             f_int = f_gated + f_d
             f_prev, zd_prev, zda_prev = f_gated, zd, qd_ach[0]
+            if aff is not None:          # the aff_learner's half: adapt with the gap of measurement k
+                aff.adapt(b_cmd - ff_pos, out.lengths)
             if ilc is not None:
                 ilc.record_interface(k, z, q_ach[0])
                 if k > 0:
@@ -129,13 +134,17 @@ class VirtualRun:
             q[0], qd[0] = z, zd
             try:
                 cmd = self.commander.command(q, qd)
+                if aff is not None:      # the platform's half: u_{k+1} = Theta . [b_{k+1}, b_k, ...]
+                    fastpath.apply_position_feedforward(self.commander, cmd, aff.feedforward(cmd.length))
+                if ilc is not None:
+                    ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
+                    if ilc.position and self.commander.params.enforce_limits:
+                        self.commander.check(cmd.length, cmd.velocity)
             except LimitViolation as exc:  # the node aborts the run here; so does the virtual run
                 rec["aborted"] = True
                 rec["abort_reason"] = f"step {row + 1}: {exc}"
                 rec["_abort_row"] = k
                 return False
-            if ilc is not None:
-                ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
             b_cmd = cmd.length.copy()
             ff = cmd.feedforward_velocity.copy()
             ff_pos = cmd.feedforward_position.copy()

@@ -20,7 +20,8 @@ from ..runtime.node import RthsNode, node_main, stamp_ns
 from ..core.ilc_series import IlcSeries
 from ..runtime.qos import events_qos
 
-from rths_ros.msg import IlcFeedforward, InterfaceCommand, InterfaceState, LegCommand, LegState, TestEvent  # noqa
+from rths_ros.msg import (AdaptiveFilter, IlcFeedforward, InterfaceCommand, InterfaceState, LegCommand,  # noqa
+                          LegState, TestEvent)
 
 
 class StewartPlatformNode(RthsNode):
@@ -43,6 +44,28 @@ class StewartPlatformNode(RthsNode):
         self.pending: list[InterfaceCommand] = []
         if self.ilc is not None:
             self.create_subscription(IlcFeedforward, "/rths/ilc_feedforward", self.on_ilc, events_qos())
+        # AFF: the coefficients adapted after measurement k are applied to the command of step k+1
+        self.aff = fastpath.build_aff(scenario) if "aff_learner" in scenario.run_nodes else None
+        self.theta: dict[int, np.ndarray] = {}
+        self.theta_latest = None
+        if self.aff is not None:
+            self.control_subscription(AdaptiveFilter, "/rths/aff_coefficients", self.on_theta)
+
+    def on_theta(self, msg: AdaptiveFilter) -> None:
+        th = np.asarray(msg.coefficients, dtype=float).reshape(msg.n_legs, msg.n_coefficients)
+        self.theta[int(msg.step)] = th
+        self.theta_latest = th
+        if self.pending:
+            pending, self.pending = self.pending, []
+            for m in pending:
+                self.on_command(m)
+
+    def _theta_for(self, step: int):
+        """Coefficients for the command of ``step`` (those adapted after measurement step-1)."""
+        th = self.theta.pop(step - 1, None)
+        if th is None and self.mode == "realtime":
+            th = self.theta_latest
+        return th
 
     def on_ilc(self, msg: IlcFeedforward) -> None:
         self.ilc_ff[int(msg.trial)] = np.asarray(msg.data, dtype=float).reshape(msg.n_legs, msg.n_samples)
@@ -52,6 +75,10 @@ class StewartPlatformNode(RthsNode):
 
     def reset_for_trial(self, trial: int) -> None:
         self.commander.reset()
+        if self.aff is not None:
+            self.aff.reset()
+            start = trial * self.trial_len
+            self.theta = {k: v for k, v in self.theta.items() if k >= start}
 
     def on_command(self, msg: InterfaceCommand) -> None:
         if self.done or self.faulted or not self.enter_trial(msg.step):
@@ -60,8 +87,9 @@ class StewartPlatformNode(RthsNode):
         if local == 0:  # the first step of a trial: the platform is at home
             return
         trial = self.trial_of(msg.step)
-        if self.ilc is not None and trial not in self.ilc_ff:
-            self.pending.append(msg)  # the trial's feedforward is on its way
+        if (self.ilc is not None and trial not in self.ilc_ff) or (
+                self.aff is not None and self.mode != "realtime" and (msg.step - 1) not in self.theta):
+            self.pending.append(msg)  # the trial's ILC feedforward / the AFF coefficients are on their way
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()
@@ -72,8 +100,22 @@ class StewartPlatformNode(RthsNode):
             self.abort_reason = f"step {msg.step}: {exc}"
             self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
             return
-        if self.ilc is not None:
-            self.ilc.apply(local, self.ilc_ff[trial], cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
+        try:
+            if self.aff is not None:
+                th = self._theta_for(msg.step)
+                if th is not None:
+                    u = self.aff.feedforward(cmd.length, th)
+                    fastpath.apply_position_feedforward(self.commander, cmd, u)
+            if self.ilc is not None:
+                self.ilc.apply(local, self.ilc_ff[trial], cmd.length, cmd.feedforward_velocity,
+                               cmd.feedforward_position)
+                if self.ilc.position and self.commander.params.enforce_limits:
+                    self.commander.check(cmd.length, cmd.velocity)
+        except LimitViolation as exc:
+            self.faulted = True
+            self.abort_reason = f"step {msg.step}: feedforward: {exc}"
+            self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
+            return
         m = self.leg_msg
         m.header.stamp = msg.header.stamp
         m.step = msg.step

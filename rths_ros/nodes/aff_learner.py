@@ -1,0 +1,87 @@
+"""aff_learner: the adapting half of the adaptive feedforward filter (seed 000 ch. 7, leaky normalised
+filtered-x LMS, one FIR filter per leg).
+
+After each measurement b'_k it adapts the coefficients with the gap g_k = b_k - b'_k (b_k = the
+un-augmented desired leg lengths of the command held over the step, filtered through the
+secondary-path model) and publishes them on /rths/aff_coefficients (AdaptiveFilter, step k).  The
+stewart_platform applies them to the next command (u_{k+1} = Theta . [b_{k+1}, b_k, ...]), so the
+learner works in parallel with the sensor and numerical part, not as a hop of the fast path.
+
+In:  /rths/leg_command (LegCommand, k), /rths/leg_state (LegState, k)
+Out: /rths/aff_coefficients (AdaptiveFilter, k)
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..core import fastpath
+from ..runtime.node import RthsNode, node_main
+
+from rths_ros.msg import AdaptiveFilter, LegCommand, LegState  # noqa: E402
+
+
+class AffLearnerNode(RthsNode):
+    role = "aff_learner"
+
+    def __init__(self, scenario, out_dir=None, context=None):
+        super().__init__(scenario, out_dir, context)
+        self.aff = fastpath.build_aff(scenario)
+        self.home = np.array(self.aff.home_lengths, dtype=float)
+        self.pub = self.control_publisher(AdaptiveFilter, "/rths/aff_coefficients")
+        self.control_subscription(LegCommand, "/rths/leg_command", self.on_leg_command)
+        self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)
+        self.b_des: dict[int, np.ndarray] = {}
+        self.b_meas: dict[int, np.ndarray] = {}
+        self.next_k = 0
+        self.msg = AdaptiveFilter()
+        self.msg.kind = "fir"
+        self.msg.n_legs, self.msg.n_coefficients = self.aff.coefficients.shape
+
+    def reset_for_trial(self, trial: int) -> None:
+        self.aff.reset()
+        start = trial * self.trial_len
+        self.next_k = start
+        self.b_des = {k: v for k, v in self.b_des.items() if k >= start}
+        self.b_meas = {k: v for k, v in self.b_meas.items() if k >= start}
+        self.b_des[start] = self.home     # the platform is at home at the start of a trial
+
+    def on_leg_command(self, msg: LegCommand) -> None:
+        if self.done or not self.enter_trial(msg.step):
+            return
+        self.b_des[int(msg.step)] = np.asarray(msg.length) - np.asarray(msg.feedforward_position)
+        self._try()
+
+    def on_leg_state(self, msg: LegState) -> None:
+        if self.done or not self.enter_trial(msg.step):
+            return
+        self.b_meas[int(msg.step)] = np.asarray(msg.length, dtype=float)
+        self._try()
+
+    def _try(self) -> None:
+        if len(self.b_meas) > 20 and self.next_k not in self.b_meas:   # realtime: a sample was lost
+            common = sorted(set(self.b_des) & set(self.b_meas))
+            if common:
+                self.timing.lost_messages += common[0] - self.next_k
+                self.next_k = common[0]
+        while self.next_k in self.b_des and self.next_k in self.b_meas:
+            k = self.next_k
+            t0 = time.perf_counter_ns()
+            self.timing.tick()
+            self.aff.adapt(self.b_des.pop(k), self.b_meas.pop(k))
+            m = self.msg
+            m.header.stamp = self.get_clock().now().to_msg()
+            m.step = k
+            m.coefficients = self.aff.coefficients.ravel()
+            self.pub.publish(m)
+            self.next_k = k + 1
+            self.timing.compute(time.perf_counter_ns() - t0)
+
+
+def main(argv=None) -> int:
+    return node_main([AffLearnerNode], argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
