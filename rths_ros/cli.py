@@ -7,6 +7,7 @@
     rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
     rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
+    rths bench core|loop|all [SCENARIO]              per-step compute cost / loop timing over ROS 2
     rths params [--markdown]                         every scenario parameter with type, unit, range
     rths list                                        the scenarios under config/scenarios/
 """
@@ -160,6 +161,28 @@ def cmd_compare(a) -> int:
     return 0
 
 
+def cmd_bench(a) -> int:
+    from . import bench
+    out = Path(a.out) if a.out else _default_out("bench")
+    facts = bench.machine_facts()
+    print(f"rths bench {a.what} on {facts['cores']} cores, kernel {facts['kernel']}, Python {facts['python']}")
+    data = {"machine": facts}
+    md = [f"Machine: {facts}", ""]
+    if a.what in ("core", "all"):
+        s = scn.load(a.scenario, a.set)
+        data["core"] = bench.bench_core(s)
+        md.append(bench.markdown_core(data["core"]))
+        print(bench.markdown_core(data["core"]))
+    if a.what in ("loop", "all"):
+        configs = [c for c in a.configs.split(",") if c]
+        data["loop"] = bench.bench_loop(a.scenario, a.set, a.duration, configs, out)
+        md += ["", bench.markdown_loop(data["loop"])]
+        print(bench.markdown_loop(data["loop"]))
+    bench.write(out, data, "\n".join(md))
+    print(f"-> {out / 'bench.json'}, {out / 'bench.md'}")
+    return 0
+
+
 def cmd_check(a) -> int:
     s = scn.load(a.scenario, a.set)
     print(scn.dump(s), end="")
@@ -229,6 +252,15 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--jobs", type=int, default=2, help="parallel variants (vrths engine)")
     co.add_argument("--out")
     co.set_defaults(func=cmd_compare)
+    b = sub.add_parser("bench", help="measure the loop and the per-step cost of the core objects")
+    b.add_argument("what", choices=("core", "loop", "all"))
+    b.add_argument("scenario", nargs="?", default="contact_1d")
+    b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run")
+    b.add_argument("--configs", default="lockstep-processes,lockstep-composed,realtime-processes,realtime-composed",
+                   help="comma-separated loop configurations")
+    b.add_argument("--out")
+    b.set_defaults(func=cmd_bench)
     c = sub.add_parser("check", help="validate a scenario and print it fully resolved")
     _scenario_args(c)
     c.set_defaults(func=cmd_check)

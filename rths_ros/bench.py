@@ -1,0 +1,151 @@
+"""``rths bench``: measurements of the loop and of the per-step compute of every core object.
+
+    rths bench core  [SCENARIO]          per-step cost of each core object (median, p99 in microseconds)
+    rths bench loop  [SCENARIO] [--duration S] [--configs a,b,...]   the loop over ROS 2 per configuration
+
+Results are written as JSON and a Markdown table (with machine facts: cores, kernel, Python, rmw).
+Numbers are measurements of this machine at this moment; nothing asserts them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .core import fastpath
+from .core import scenario as scn
+
+
+def machine_facts() -> dict:
+    return {"cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
+            "machine": platform.machine(), "rmw": os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp"),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def _time_calls(fn, n: int) -> dict:
+    t = np.empty(n)
+    pc = time.perf_counter_ns
+    for i in range(n):
+        t0 = pc()
+        fn(i)
+        t[i] = pc() - t0
+    t *= 1e-3
+    return {"median_us": float(np.median(t)), "p99_us": float(np.percentile(t, 99)), "max_us": float(t.max()),
+            "budget_fraction_median": float(np.median(t) / 1000.0)}
+
+
+def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
+    """Per-step cost of each core object on a recorded trajectory of the scenario (virtual run)."""
+    from .core.vrths import run_virtual
+    rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
+    m = min(n, rec["k"].size - 1)
+    numerical = fastpath.build_numerical(s)
+    imap, commander = fastpath.build_platform(s)
+    plant = fastpath.build_plant(s)
+    force = fastpath.build_force_processor(s)
+    npc = fastpath.build_passivity(scn.replace(s, passivity=scn.replace(s.passivity, enabled=True)))
+    aff = fastpath.build_aff(scn.replace(s, aff=scn.replace(s.aff, enabled=True)))
+    q = np.zeros(1)
+    qd = np.zeros(1)
+    out = {}
+    numerical.reset()
+    out["numerical_substructure: NumericalMSD.step (DOP853)"] = _time_calls(
+        lambda i: numerical.step(rec["f_int"][i]), m)
+
+    def cmd(i):
+        q[0], qd[0] = rec["z_cmd"][i + 1], rec["zdot_cmd"][i + 1]
+        commander.command(q, qd)
+    out["stewart_platform: PlatformCommander.command (IK, VFF, limits)"] = _time_calls(cmd, m)
+    out["stewart_platform: InterfaceMap.achieved (FK, warm start)"] = _time_calls(
+        lambda i: imap.achieved(rec["b_meas"][i], rec["bdot_meas"][i]), m)
+    plant.reset(0)
+    out["sim_plant: SimPlant.step (6 legs at 10 kHz, specimen, sensor)"] = _time_calls(
+        lambda i: plant.step(rec["b_cmd"][i + 1], rec["ff_velocity"][i + 1]), m)
+    force.reset()
+    out["ft_sensor: ForceProcessor.process"] = _time_calls(lambda i: force.process(rec["wrench"][i]), m)
+    out["passivity_controller: PassivityController.update"] = _time_calls(
+        lambda i: npc.update(rec["f_int"][i], rec["zdot_cmd"][i], rec["zdot_ach"][i], rec["f_int"][i],
+                             rec["zdot_cmd"][i + 1]), m)
+    aff.reset()
+    out[f"aff_learner: FxlmsAff.adapt (6 x {s.aff.n_taps} taps)"] = _time_calls(
+        lambda i: aff.adapt(rec["b_cmd"][i], rec["b_meas"][i]), m)
+    out[f"stewart_platform: FxlmsAff.feedforward (6 x {s.aff.n_taps} taps)"] = _time_calls(
+        lambda i: aff.feedforward(rec["b_cmd"][i + 1]), m)
+    from .core.ilc_series import IlcSeries
+    ilc = IlcSeries(scn.replace(s, ilc=scn.replace(s.ilc, enabled=True)))
+    e = np.random.default_rng(0).normal(0, 1e-4, (6, s.steps))
+    trial = _time_calls(lambda i: ilc.ilc.update(e), 20)
+    trial["note"] = "once per trial, in the pause (not on the fast path)"
+    out["ilc_learner: PdIlc.update (whole trial)"] = trial
+    return out
+
+
+def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list[str], out_dir: Path,
+               log=print) -> dict:
+    """Run the scenario in each configuration and collect the loop statistics from its bag."""
+    from .analysis.run_analysis import record_from_bag
+    from .runner import run_scenario
+    table = {
+        "lockstep-processes": ("lockstep", False, []),
+        "lockstep-composed": ("lockstep", True, []),
+        "realtime-processes": ("realtime", False, []),
+        "realtime-composed": ("realtime", True, []),
+        "realtime-composed-reliable": ("realtime", True, ["loop.qos_profile=realtime_reliable"]),
+        "realtime-processes-single-threaded": ("realtime", False, ["realtime.executor=single_threaded"]),
+        "lockstep-processes-single-threaded": ("lockstep", False, ["realtime.executor=single_threaded"]),
+    }
+    res = {}
+    for c in configs:
+        if c not in table:
+            raise scn.ParameterError(f"--configs: {c!r} is not allowed; expected some of {', '.join(table)}")
+        mode, composed, extra = table[c]
+        s = scn.load(name, list(overrides) + extra + [f"loop.duration_s={duration_s}"], mode)
+        d = out_dir / c
+        t0 = time.monotonic()
+        r = run_scenario(s, d, composed=composed, progress=False)
+        wall = time.monotonic() - t0
+        if r.code != 0:
+            res[c] = {"error": r.message.splitlines()[0]}
+            log(f"  {c}: FAILED {res[c]['error']}")
+            continue
+        _, _, loop = record_from_bag(d / "bag")
+        loop = {k: v for k, v in loop.items() if k != "nodes"}
+        per = loop.get("period_mean_s") or float("nan")
+        loop["realtime_factor"] = (s.loop.dt_s / per) if mode == "lockstep" and per > 0 else 1.0
+        loop["wall_s"] = wall
+        res[c] = loop
+        log(f"  {c}: miss ratio {loop['deadline_miss_ratio']:.4f}, latency p50 "
+            f"{1e3 * loop['step_latency_p50_s']:.3f} ms, p99 {1e3 * loop['step_latency_p99_s']:.3f} ms, "
+            f"x real time {loop['realtime_factor']:.2f}")
+    return res
+
+
+def markdown_core(core: dict) -> str:
+    lines = ["| core object (node) | median [µs] | p99 [µs] | share of 1 ms (median) |", "|---|---|---|---|"]
+    for k, v in core.items():
+        share = f"{100 * v['budget_fraction_median']:.2f} %" if "note" not in v else f"– ({v['note']})"
+        lines.append(f"| {k} | {v['median_us']:.1f} | {v['p99_us']:.1f} | {share} |")
+    return "\n".join(lines)
+
+
+def markdown_loop(loop: dict) -> str:
+    lines = ["| configuration | deadline-miss ratio | latency p50 [ms] | p99 [ms] | p99.9/max [ms] | × real time |",
+             "|---|---|---|---|---|---|"]
+    for k, v in loop.items():
+        if "error" in v:
+            lines.append(f"| {k} | failed: {v['error']} | | | | |")
+            continue
+        lines.append(f"| {k} | {v['deadline_miss_ratio']:.4f} | {1e3 * v['step_latency_p50_s']:.3f} | "
+                     f"{1e3 * v['step_latency_p99_s']:.3f} | {1e3 * v['step_latency_max_s']:.3f} | "
+                     f"{v['realtime_factor']:.2f} |")
+    return "\n".join(lines)
+
+
+def write(out_dir: Path, data: dict, md: str) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "bench.json").write_text(json.dumps(data, indent=2, default=float))
+    (out_dir / "bench.md").write_text(md + "\n")
