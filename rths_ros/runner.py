@@ -142,7 +142,7 @@ def _tail(path: Path, n: int = 8) -> str:
 
 
 def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, progress: bool = True,
-                 log=print) -> RunResult:
+                 log=print, domain_id: int | None = None) -> RunResult:
     """Run an already validated scenario.  Never leaves a node process behind."""
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -155,7 +155,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     if scenario.plant == "hardware":
         raise RunError("plant=hardware: the hardware drivers are not part of this installation yet; "
                        "use plant=sim")
-    lease = DomainLease()
+    lease = DomainLease(domain_id)
     env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}
     logs = {}

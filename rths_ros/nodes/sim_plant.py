@@ -1,5 +1,10 @@
 """sim_plant: the Gazebo-free digital twin of platform + specimen; the beat of the run.
 
+A managed (lifecycle) node, like the hardware drivers that replace it: ``configure`` builds the twin,
+``activate`` lets it serve (announce READY, take START, step), ``deactivate`` stops the stepping.
+It configures and activates itself at start; with ``realtime.lifecycle_autostart: false`` an
+external lifecycle manager drives it (``ros2 lifecycle set /sim_plant configure``, ``... activate``).
+
 Publishes exactly what the hardware drivers publish: /rths/leg_state (LegState) and
 /rths/raw_wrench (RawWrench), for step k.  Takes /rths/leg_command (LegCommand, step k+1).
 In lockstep mode it advances when the command for the next step arrived; in realtime mode on
@@ -12,26 +17,61 @@ import time
 import numpy as np
 
 from ..core import fastpath
+from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
+
 from ..runtime.beat import BeatNode
 from ..runtime.node import node_main, set_stamp, stamp_ns
 
 from rths_ros.msg import LegCommand, LegState, RawWrench  # noqa: E402
 
 
-class SimPlantNode(BeatNode):
+class SimPlantNode(LifecycleNodeMixin, BeatNode):
     role = "sim_plant"
 
     def __init__(self, scenario, out_dir=None, context=None):
-        super().__init__(scenario, out_dir, context)
-        self.plant = fastpath.build_plant(scenario)
-        self.out = self.plant.reset(fastpath.plant_seed(scenario, 0))
-        self.hold_length = np.array(self.plant.kinematics.home_lengths, dtype=float)
-        self.hold_ff = np.zeros(6)
+        BeatNode.__init__(self, scenario, out_dir, context)
+        LifecycleNodeMixin.__init__(self, enable_communication_interface=True)
+        self.active = False
+        self.plant = None
         self.state_pub = self.control_publisher(LegState, "/rths/leg_state")
         self.wrench_pub = self.control_publisher(RawWrench, "/rths/raw_wrench")
         self.control_subscription(LegCommand, "/rths/leg_command", self.on_input)
         self.state_msg = LegState()
         self.wrench_msg = RawWrench()
+        if scenario.realtime.lifecycle_autostart:
+            self.trigger_configure()
+            self.trigger_activate()
+
+    # lifecycle -------------------------------------------------------------------------------
+    def on_configure(self, state) -> TransitionCallbackReturn:
+        self.plant = fastpath.build_plant(self.scenario)
+        self.out = self.plant.reset(fastpath.plant_seed(self.scenario, 0))
+        self.hold_length = np.array(self.plant.kinematics.home_lengths, dtype=float)
+        self.hold_ff = np.zeros(6)
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state) -> TransitionCallbackReturn:
+        self.active = True
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state) -> TransitionCallbackReturn:
+        self.active = False
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_cleanup(self, state) -> TransitionCallbackReturn:
+        self.plant = None
+        return TransitionCallbackReturn.SUCCESS
+
+    def serving(self) -> bool:
+        return self.active
+
+    def on_start(self) -> None:
+        if self.active:
+            super().on_start()
+
+    def on_input(self, inp) -> None:
+        if self.active:
+            super().on_input(inp)
 
     def reset_trial(self, trial: int) -> None:
         self.out = self.plant.reset(fastpath.plant_seed(self.scenario, trial))

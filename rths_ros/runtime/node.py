@@ -209,10 +209,14 @@ class RthsNode(Node):
         msg.reason = reason
         self._events_pub.publish(msg)
 
+    def serving(self) -> bool:
+        """False while a managed (lifecycle) node is not active; such a node announces READY only once active."""
+        return True
+
     def _check_ready(self) -> None:
         if self.ready_sent:
             return
-        if self.connected():
+        if self.serving() and self.connected():
             self.ready_sent = True
             self._ready_timer.cancel()
             self.emit(TestEvent.READY)
