@@ -129,7 +129,7 @@ def cmd_check_ilc(a) -> int:
         print(json.dumps({k: v for k, v in r.items() if k != "curve"}, indent=2))
         return 0 if r["converges"] else 1
     il, c = s.ilc, s.sim_plant.cascade
-    print(f"ILC convergence condition (seed 000 eq. 6.18): peak of |Q(1 + S_f,in L)| over 0..100 Hz")
+    print("ILC convergence condition (seed 000 eq. 6.18): peak of |Q(1 + S_f,in L)| over 0..100 Hz")
     print(f"  models : leg 2 of Table 4.1, cascade {c.preset} (K_Pp={c.k_pp_per_s:g}, K_Pv={c.k_pv_a_s_per_m:g}, "
           f"K_Iv={c.k_iv_a_per_m:g}), contact-phase G_DYN with d_NUM={s.numerical.contact_1d.d_num_kg_per_s:g} kg/s")
     print(f"  ILC    : beta={il.beta_per_s:g} 1/s, gamma={il.gamma:g}, f_Q,cut={il.f_q_cut_hz:g} Hz "

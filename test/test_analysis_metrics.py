@@ -127,7 +127,7 @@ def test_delayed_spring_is_generative_closed_form(tau):
     a, f, k, n = 0.002, 5.0, K_EXP, 2000  # 10 whole periods
     t = np.arange(n) * DT
     w = 2 * np.pi * f
-    z, zd = a * np.sin(w * t), a * w * np.cos(w * t)
+    zd = a * w * np.cos(w * t)
     zp, zpd = a * np.sin(w * (t - tau)), a * w * np.cos(w * (t - tau))
     force = k * zp                                  # spring EXP part, fed back unchanged
     _, _, p_err = power_flows(force, zd, force, zpd)

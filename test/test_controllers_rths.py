@@ -3,7 +3,6 @@ objects; test_controllers_graph.py shows the graph reproduces it): NPC, ILC, ILC
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from rths_ros.analysis.metrics import compute_metrics, dominant_frequency
 from rths_ros.analysis.run_analysis import reference_for

@@ -13,11 +13,10 @@ import pytest
 
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import reference_for
-from rths_ros.core import fastpath
 from rths_ros.core import scenario as scn
 from rths_ros.core.params import ParameterError, build
 from rths_ros.core.passivity import PassivityController, PassivityParams, lowpass_gain
-from rths_ros.core.vrths import empty_record, run_virtual
+from rths_ros.core.vrths import VirtualRun, run_virtual
 
 DT = 1e-3
 STATE = ("p_num_ts", "p_ts_exp", "p_error", "p_tot", "p_error_filtered", "p_tot_filtered",
@@ -279,40 +278,10 @@ def _scenario():
 
 
 def _run_with_npc(s, params: PassivityParams) -> tuple[dict, PassivityController]:
-    """The vRTHS step order (docs/architecture.md) with the controller between force processing and
-    the numerical part: F_int(t_k) = F'_m(t_k) + F_d(t_k)."""
-    numerical = fastpath.build_numerical(s)
-    imap, commander = fastpath.build_platform(s)
-    plant = fastpath.build_plant(s)
-    force = fastpath.build_force_processor(s)
-    ctrl = PassivityController(params)
-    n = s.steps
-    rec = empty_record(n + 1)
-    rec["t"] = rec["k"] * s.loop.dt_s
-    out = plant.reset(fastpath.plant_seed(s))
-    numerical.reset()
-    commander.reset()
-    force.reset()
-    z = zd = 0.0
-    q, qd = np.zeros(1), np.zeros(1)
-    prev = (0.0, 0.0, 0.0, 0.0)
-    for k in range(n + 1):
-        f, f_meas, contact = force.process(out.wrench)
-        q_ach, qd_ach = imap.achieved(out.lengths, out.velocities)
-        f_d = ctrl.update(*prev, zd)
-        f_int = f + f_d
-        rec["z_cmd"][k], rec["zdot_cmd"][k] = z, zd
-        rec["z_ach"][k], rec["zdot_ach"][k] = q_ach[0], qd_ach[0]
-        rec["f_int"][k], rec["f_meas"][k], rec["contact"][k], rec["f_d"][k] = f_int, f_meas, contact, f_d
-        prev = (f, zd, float(qd_ach[0]), f_int)
-        if k == n:
-            break
-        z, zd = numerical.step(f_int)
-        q[0], qd[0] = z, zd
-        cmd = commander.command(q, qd)
-        out = plant.step(cmd.length, cmd.feedforward_velocity)
-    rec["aborted"], rec["abort_reason"] = False, ""
-    return rec, ctrl
+    """The virtual run (the graph's step order: F_int(t_k) = F'_m(t_k) + F_d(t_k)) with these NPC
+    parameters; returns the record and the run's controller."""
+    run = VirtualRun(dataclasses.replace(s, passivity=params))
+    return run.run(), run.npc
 
 
 @pytest.fixture(scope="module")
@@ -332,6 +301,7 @@ def test_loop_without_damping_is_the_virtual_run(sweep):
     mine = res[0.0][2]
     for key in ("z_cmd", "zdot_cmd", "z_ach", "f_int"):
         np.testing.assert_array_equal(mine[key], rec[key])
+    assert np.all(mine["f_d"] == 0.0)
 
 
 def test_npc_stabilises_the_d50_feedback_only_test(sweep):

@@ -93,22 +93,29 @@ def test_two_simultaneous_runs_do_not_hear_each_other(tmp_path):
         assert peak <= s.smoke.amplitude_m * 1.01 + 1e-3
 
 
-def test_killed_node_fails_the_run_fast_and_leaves_no_orphans(tmp_path):
-    out = tmp_path / "kill"
+def _start_long_smoke(out: Path) -> subprocess.Popen:
+    """A 600 s smoke run in the background; returns once its nodes are running."""
     proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "smoke", "--out", str(out),
                              "--set", "loop.duration_s=600", "--no-analyze"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        prog = out / "progress.json"
+        if prog.exists() and '"running"' in prog.read_text():
+            return proc
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("the run never started")
+
+
+def test_killed_node_fails_the_run_fast_and_leaves_no_orphans(tmp_path):
+    out = tmp_path / "kill"
+    proc = _start_long_smoke(out)
     try:
-        deadline = time.monotonic() + 120
-        victim = None
-        while time.monotonic() < deadline and victim is None:
-            prog = out / "progress.json"
-            if prog.exists() and '"running"' in prog.read_text():
-                pids = [p for p in _pids_with(str(out)) if "smoke_listener" in
-                        (Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace"))]
-                victim = pids[0] if pids else None
-            time.sleep(0.2)
-        assert victim is not None, "the run never started"
+        pids = [p for p in _pids_with(str(out)) if "smoke_listener" in
+                (Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace"))]
+        assert pids, "no smoke_listener process"
+        victim = pids[0]
         t_kill = time.monotonic()
         os.kill(victim, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=60)
@@ -127,16 +134,8 @@ def test_killed_node_fails_the_run_fast_and_leaves_no_orphans(tmp_path):
 
 def test_ctrl_c_stops_every_node(tmp_path):
     out = tmp_path / "int"
-    proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "smoke", "--out", str(out),
-                             "--set", "loop.duration_s=600", "--no-analyze"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    proc = _start_long_smoke(out)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            prog = out / "progress.json"
-            if prog.exists() and '"running"' in prog.read_text():
-                break
-            time.sleep(0.2)
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:

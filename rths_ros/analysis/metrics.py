@@ -39,6 +39,8 @@ h0 + l0 of the upper mass above the ground (MAX ~ 81 mm).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -510,23 +512,27 @@ def compute_metrics(record: Any, z_ref: Any = None, dt: float | None = None, loo
         "stability_rule": {k: v for k, v in dataclasses.asdict(p).items() if k != "origin_offset_m"},
         "loop": dict(loop) if loop is not None else None,
     })
-    return _plain(m)
+    return plain(m)
 
 
-def _plain(x: Any) -> Any:
-    """numpy scalars/arrays -> Python numbers/lists, recursively."""
+def plain(x: Any, json_safe: bool = False) -> Any:
+    """numpy scalars/arrays -> Python numbers/lists, recursively.  ``json_safe``: also non-finite floats
+    -> None and paths -> str (for metrics.json)."""
     if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
+        return {str(k): plain(v, json_safe) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
+        return [plain(v, json_safe) for v in x]
     if isinstance(x, np.ndarray):
-        return [_plain(v) for v in x.tolist()]
+        return [plain(v, json_safe) for v in x.tolist()]
     if isinstance(x, (bool, np.bool_)):
         return bool(x)
     if isinstance(x, (int, np.integer)):
         return int(x)
     if isinstance(x, (float, np.floating)):
-        return float(x)
+        x = float(x)
+        return None if json_safe and not math.isfinite(x) else x
+    if json_safe and isinstance(x, Path):
+        return str(x)
     return x
 
 

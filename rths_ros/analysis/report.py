@@ -1,6 +1,8 @@
 """Markdown report and JSON file of the fidelity measures of one run."""
 from __future__ import annotations
 
+from rths_ros.analysis.metrics import plain
+
 import json
 import math
 import os
@@ -73,22 +75,7 @@ _NOT_TABULATED = {"stability_reason", "normalisation", "normalisation_abs_origin
 
 def _plain(x: Any) -> Any:
     """JSON-ready copy: numpy -> Python, non-finite floats -> None, tuples -> lists, Paths -> str."""
-    if isinstance(x, Mapping):
-        return {str(k): _plain(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [_plain(v) for v in x.tolist()]
-    if isinstance(x, (bool, np.bool_)):
-        return bool(x)
-    if isinstance(x, (int, np.integer)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        x = float(x)
-        return x if math.isfinite(x) else None
-    if isinstance(x, Path):
-        return str(x)
-    return x
+    return plain(x, json_safe=True)
 
 
 def write_metrics_json(metrics: Mapping[str, Any], path: str | Path) -> Path:
