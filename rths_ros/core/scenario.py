@@ -71,6 +71,8 @@ class RealtimeParams:
     busy_wait_s: float = param(2e-4, "s", 0.0, 1e-3, "busy-wait tail before each realtime deadline")
     executor: str = param("events", "", doc="rclpy executor of every node process",
                           choices=("events", "single_threaded"))
+    local_bus: bool = param(True, "", doc="composed runs: hand the loop messages between the nodes in the "
+                            "process directly (DDS only for the recorder); false: every hop over DDS")
     lifecycle_autostart: bool = param(True, "", doc="managed nodes (the plant, drivers) configure and activate "
                                       "themselves; false: wait for a lifecycle manager")
 

@@ -27,6 +27,7 @@ from rths_ros.msg import LegCommand, LegState, RawWrench  # noqa: E402
 
 class SimPlantNode(LifecycleNodeMixin, BeatNode):
     role = "sim_plant"
+    beat_inputs = ("/rths/leg_command",)
 
     def __init__(self, scenario, out_dir=None, context=None):
         BeatNode.__init__(self, scenario, out_dir, context)
@@ -97,11 +98,14 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         w.sequence = k & 0xFFFFFFFF
         self.wrench_pub.publish(w)
 
+    def on_arrival(self, inp) -> None:
+        """End-to-end step latency: from the measurement this command answers to its arrival."""
+        self.timing.latency((time.time_ns() - stamp_ns(inp.origin_stamp)) * 1e-9)
+
     def advance(self, k_next: int, inp) -> None:
         if inp is not None:
             self.hold_length[:] = inp.length
             self.hold_ff[:] = inp.feedforward_velocity
-            self.timing.latency((time.time_ns() - stamp_ns(inp.origin_stamp)) * 1e-9)
         self.out = self.plant.step(self.hold_length, self.hold_ff)
 
 

@@ -20,6 +20,7 @@ from rths_ros.msg import InterfaceCommand, InterfaceForce  # noqa: E402
 
 class SmokeTalker(BeatNode):
     role = "smoke_talker"
+    beat_inputs = ("/rths/interface_force",)
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
@@ -45,10 +46,12 @@ class SmokeTalker(BeatNode):
         set_stamp(m.origin_stamp, origin_ns)
         self.pub.publish(m)
 
+    def on_arrival(self, inp):
+        self.timing.latency((time.time_ns() - stamp_ns(inp.origin_stamp)) * 1e-9)
+
     def advance(self, k_next, inp):
         if inp is not None:
             self.force = float(inp.force[0])
-            self.timing.latency((time.time_ns() - stamp_ns(inp.origin_stamp)) * 1e-9)
 
     def on_last_step(self):
         if self.out_dir is not None:

@@ -53,6 +53,9 @@ class BeatNode(RthsNode):
     def input_step(self, inp) -> int:
         return int(inp.step)
 
+    def on_arrival(self, inp) -> None:
+        """Hook: an input arrived (both modes), e.g. to measure the step latency at arrival."""
+
     # -- machinery ---------------------------------------------------------------------------
     def on_start(self) -> None:
         if self.mode == "realtime":
@@ -83,6 +86,7 @@ class BeatNode(RthsNode):
 
     def on_input(self, inp) -> None:
         """Subscription callback for the awaited input."""
+        self.on_arrival(inp)
         if self.mode == "realtime":
             self._latest = inp
             return

@@ -59,6 +59,10 @@ class RthsNode(Node):
     """Base node: scenario, QoS, handshake, flow control, timing, events."""
 
     role = "node"
+    #: set by the composed process: in-process delivery of the control topics (see local_bus.py)
+    local_bus = None
+    #: control topics whose callback, on the local bus, closes the loop (queued in lockstep)
+    beat_inputs: tuple[str, ...] = ()
 
     def __init__(self, scenario: scn.Scenario, out_dir: Path | None = None, context=None):
         super().__init__(self.role, context=context)
@@ -126,6 +130,13 @@ class RthsNode(Node):
     def control_publisher(self, msg_type, topic: str):
         pub = self.create_publisher(msg_type, topic, self.cq.profile)
         self._control_pubs.append(pub)
+        if self.local_bus is not None:
+            self.local_bus.attach(self)
+            # only the recorder still reads over DDS; every other consumer is on the local bus
+            n = 1 if "recorder" in self.scenario.run_nodes and topic in BY_NAME else 0
+            self._expect_pub.append((pub, topic, n))
+            from .local_bus import LocalPublisher
+            return LocalPublisher(pub, self.local_bus, topic)
         n = expected_consumers(topic, self.scenario.run_nodes) if topic in BY_NAME else 0
         self._expect_pub.append((pub, topic, n))
         return pub
@@ -139,6 +150,9 @@ class RthsNode(Node):
         Python side: an arrival gap longer than the deadline is a deadline miss, a gap in the step
         index is a lost message.
         """
+        if self.local_bus is not None:
+            self.local_bus.subscribe(topic, self._monitored(callback), deferred=topic in self.beat_inputs)
+            return None
         if self.scenario.realtime.executor == "single_threaded":
             cbs = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
             sub = self.create_subscription(msg_type, topic, callback, self.cq.profile, event_callbacks=cbs)
@@ -434,6 +448,9 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
     executor = make_executor(scenario.realtime.executor)
+    if len(node_classes) > 1 and scenario.realtime.local_bus:
+        from .local_bus import LocalBus
+        RthsNode.local_bus = LocalBus(scenario.loop.mode == "lockstep")
     code = 0
     try:
         for cls in node_classes:
