@@ -84,6 +84,29 @@ def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
     return out
 
 
+def bench_core_without_numba(scenario_name: str, overrides: list[str]) -> dict:
+    """The same per-step costs with numba's JIT disabled (the kernels run as plain Python/numpy)."""
+    import subprocess
+    import sys
+    code = ("import json,sys; from rths_ros import bench; from rths_ros.core import scenario as scn; "
+            "print(json.dumps(bench.bench_core(scn.load(sys.argv[1], sys.argv[2:]), n=400)))")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    p = subprocess.run([sys.executable, "-c", code, scenario_name, *overrides], capture_output=True, text=True,
+                       env=env, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def markdown_core_compare(jit: dict, nojit: dict) -> str:
+    lines = ["| core object (node) | numba [µs] | plain Python/numpy [µs] | speed-up |", "|---|---|---|---|"]
+    for k, v in jit.items():
+        w = nojit.get(k)
+        if w:
+            lines.append(f"| {k} | {v['median_us']:.1f} | {w['median_us']:.1f} | {w['median_us'] / v['median_us']:.0f}× |")
+    return "\n".join(lines)
+
+
 def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list[str], out_dir: Path,
                log=print) -> dict:
     """Run the scenario in each configuration and collect the loop statistics from its bag."""
@@ -94,6 +117,9 @@ def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list
         "lockstep-composed": ("lockstep", True, []),
         "realtime-processes": ("realtime", False, []),
         "realtime-composed": ("realtime", True, []),
+        "realtime-composed-rt": ("realtime", True, ["realtime.priority=80", "realtime.mlockall=true"]),
+        "realtime-composed-dds": ("realtime", True, ["realtime.local_bus=false"]),
+        "lockstep-composed-dds": ("lockstep", True, ["realtime.local_bus=false"]),
         "realtime-composed-reliable": ("realtime", True, ["loop.qos_profile=realtime_reliable"]),
         "realtime-processes-single-threaded": ("realtime", False, ["realtime.executor=single_threaded"]),
         "lockstep-processes-single-threaded": ("lockstep", False, ["realtime.executor=single_threaded"]),
@@ -114,6 +140,10 @@ def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list
             continue
         _, _, loop = record_from_bag(d / "bag")
         loop = {k: v for k, v in loop.items() if k != "nodes"}
+        beat = json.loads((d / "timing" / "sim_plant.json").read_text())
+        loop["step_latency_p999_s"] = beat.get("latency_p999_s")
+        loop["cpu_s"] = {p.stem: json.loads(p.read_text()).get("process_cpu_s") for p in (d / "timing").glob("*.json")}
+        loop["steps_per_s"] = s.steps / (beat["period_mean_s"] * s.steps) if beat.get("period_mean_s") else None
         per = loop.get("period_mean_s") or float("nan")
         loop["realtime_factor"] = (s.loop.dt_s / per) if mode == "lockstep" and per > 0 else 1.0
         loop["wall_s"] = wall
@@ -133,15 +163,19 @@ def markdown_core(core: dict) -> str:
 
 
 def markdown_loop(loop: dict) -> str:
-    lines = ["| configuration | deadline-miss ratio | latency p50 [ms] | p99 [ms] | p99.9/max [ms] | × real time |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| configuration | deadline-miss ratio | latency p50 [ms] | p99 [ms] | p99.9 [ms] | max [ms] | "
+             "period jitter [ms] | × real time | CPU [s] per process |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for k, v in loop.items():
         if "error" in v:
             lines.append(f"| {k} | failed: {v['error']} | | | | |")
             continue
+        cpu = ", ".join(f"{n}: {c:.1f}" for n, c in sorted((v.get("cpu_s") or {}).items()) if c is not None)
+        p999 = v.get("step_latency_p999_s")
         lines.append(f"| {k} | {v['deadline_miss_ratio']:.4f} | {1e3 * v['step_latency_p50_s']:.3f} | "
-                     f"{1e3 * v['step_latency_p99_s']:.3f} | {1e3 * v['step_latency_max_s']:.3f} | "
-                     f"{v['realtime_factor']:.2f} |")
+                     f"{1e3 * v['step_latency_p99_s']:.3f} | {1e3 * p999 if p999 else float('nan'):.3f} | "
+                     f"{1e3 * v['step_latency_max_s']:.3f} | {1e3 * v['period_jitter_s']:.3f} | "
+                     f"{v['realtime_factor']:.2f} | {cpu} |")
     return "\n".join(lines)
 
 

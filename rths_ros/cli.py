@@ -173,6 +173,11 @@ def cmd_bench(a) -> int:
         data["core"] = bench.bench_core(s)
         md.append(bench.markdown_core(data["core"]))
         print(bench.markdown_core(data["core"]))
+        if a.no_numba_compare is False:
+            print("  ... the same with numba's JIT disabled (plain Python/numpy kernels)")
+            data["core_without_numba"] = bench.bench_core_without_numba(a.scenario, a.set)
+            md += ["", bench.markdown_core_compare(data["core"], data["core_without_numba"])]
+            print(bench.markdown_core_compare(data["core"], data["core_without_numba"]))
     if a.what in ("loop", "all"):
         configs = [c for c in a.configs.split(",") if c]
         data["loop"] = bench.bench_loop(a.scenario, a.set, a.duration, configs, out)
@@ -259,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run")
     b.add_argument("--configs", default="lockstep-processes,lockstep-composed,realtime-processes,realtime-composed",
                    help="comma-separated loop configurations")
+    b.add_argument("--no-numba-compare", action="store_true", help="skip the run with numba's JIT disabled")
     b.add_argument("--out")
     b.set_defaults(func=cmd_bench)
     c = sub.add_parser("check", help="validate a scenario and print it fully resolved")

@@ -97,11 +97,23 @@ def _die_with_parent() -> None:
         pass
 
 
-def node_command(nodes: list[str], scenario_path: Path, out: Path, composed: bool) -> list[list[str]]:
+def process_groups(nodes: list[str], composed: bool) -> list[tuple[str, list[str]]]:
+    """(process name, nodes) per process.  Composed: the fast path and the other nodes share one
+    process; the recorder keeps its own, so its disk writes never hold the fast path's interpreter lock."""
+    if not composed:
+        return [(n, [n]) for n in nodes]
+    rest = [n for n in nodes if n != "recorder"]
+    groups = [("composed", rest)] if rest else []
+    if "recorder" in nodes:
+        groups.append(("recorder", ["recorder"]))
+    return groups
+
+
+def node_command(group: list[str], scenario_path: Path, out: Path) -> list[str]:
     base = ["--scenario", str(scenario_path), "--out", str(out)]
-    if composed:
-        return [[sys.executable, "-m", "rths_ros.nodes.composed", "--nodes", ",".join(nodes), *base]]
-    return [[sys.executable, "-m", module_name(n), *base] for n in nodes]
+    if len(group) > 1:
+        return [sys.executable, "-m", "rths_ros.nodes.composed", "--nodes", ",".join(group), *base]
+    return [sys.executable, "-m", module_name(group[0]), *base]
 
 
 def _progress_line(out: Path, total: int, t0: float) -> str | None:
@@ -171,8 +183,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     if threading.current_thread() is threading.main_thread():
         old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        names = ["composed"] if composed else nodes
-        for name, cmd in zip(names, node_command(nodes, scenario_path, out, composed)):
+        for name, group in process_groups(nodes, composed):
+            cmd = node_command(group, scenario_path, out)
             logs[name] = out / "logs" / f"{name}.log"
             fh = open(logs[name], "wb")
             procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

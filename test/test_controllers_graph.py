@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.core.vrths import run_virtual
@@ -18,9 +19,12 @@ SETS = ["numerical.contact_1d.d_num_kg_per_s=50", "sim_plant.cascade.preset=PPI2
         "loop.trials=2", "loop.duration_s=2.5"]
 
 
-def test_all_controllers_in_the_graph_reproduce_the_virtual_run(tmp_path):
+@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed-local-bus"])
+def test_all_controllers_in_the_graph_reproduce_the_virtual_run(tmp_path, composed):
     out = tmp_path / "all"
     args = [sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out)]
+    if composed:
+        args.append("--composed")
     for s in SETS:
         args += ["--set", s]
     p = subprocess.run(args, capture_output=True, text=True, timeout=900, cwd=str(ROOT), stdin=subprocess.DEVNULL)

@@ -90,9 +90,11 @@ class LocalPublisher:
         self.dds, self.bus, self.topic = dds_publisher, bus, topic
 
     def publish(self, msg) -> None:
+        # local consumers first: the fast path completes before the copies for the recorder are
+        # serialised (safe: no node changes a message it published until its next input arrives)
+        self.bus.deliver(self.topic, msg)
         if self.dds.get_subscription_count():
             self.dds.publish(msg)
-        self.bus.deliver(self.topic, msg)
 
     def get_subscription_count(self) -> int:
         return self.dds.get_subscription_count()

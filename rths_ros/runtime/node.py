@@ -327,6 +327,7 @@ class RthsNode(Node):
         s["node"] = self.role
         s["mode"] = self.mode
         s["wall_s"] = time.monotonic() - self._t_start
+        s["process_cpu_s"] = time.process_time()   # the whole process (all nodes of a composed process)
         s["exit_code"] = self.exit_code
         s["abort_reason"] = self.abort_reason
         return s
