@@ -18,7 +18,7 @@ HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ()}
 @dataclass(frozen=True)
 class NodeSpec:
     name: str          # node name (also the ROS node name)
-    executable: str    # installed executable in lib/rths_ros (and console script in a venv)
+    executable: str    # installed executable in lib/rths_ros (the venv console script is rths_<name>)
     arguments: tuple[str, ...]
 
 
@@ -41,5 +41,5 @@ def node_specs(scenario: str, plant: str = "", mode: str = "", out: str = "", ov
         args += ["--mode", mode]
     if out:
         args += ["--out", str(Path(out))]
-    specs = [NodeSpec(n, f"rths_{n}", tuple(args)) for n in s.run_nodes]
+    specs = [NodeSpec(n, n, tuple(args)) for n in s.run_nodes]   # lib/rths_ros/<node> (CMakeLists.txt)
     return s, specs

@@ -23,7 +23,7 @@ def test_launch_file_is_valid_python_using_node_specs():
 def test_specs_follow_the_scenario_and_arguments():
     s, specs = node_specs("contact_1d", plant="sim", mode="realtime", out="/tmp/x")
     assert [n.name for n in specs] == list(s.nodes)
-    assert all(n.executable == f"rths_{n.name}" for n in specs)
+    assert all(n.executable == n.name for n in specs)
     assert s.loop.mode == "realtime"
     args = specs[0].arguments
     assert "--mode" in args and "realtime" in args and "/tmp/x" in args and "plant=sim" in args
