@@ -99,6 +99,9 @@ class NumericalSubstructureNode(RthsNode):
         if k < self.next_k:
             self.timing.late_messages += 1
             return
+        if self.local_step(k + 1) == 0:   # the trial's last sample: nothing more to command in this trial
+            self.next_k = k + 1
+            return
         while self.next_k < k:  # realtime gap: hold the last force over the missing steps
             self.model.step(self.f_last)
             self.next_k += 1

@@ -45,7 +45,9 @@ class LocalBus:
     def has_subscribers(self, topic: str) -> bool:
         return bool(self.subscribers.get(topic))
 
-    def deliver(self, topic: str, msg) -> None:
+    def deliver(self, topic: str, msg, drain: bool = True) -> None:
+        """Hand ``msg`` to the topic's subscribers.  ``drain=False``: leave queued beat inputs for the
+        caller to drain (after it has finished with ``msg``, see LocalPublisher)."""
         with self._lock:
             self._depth += 1
             try:
@@ -57,6 +59,11 @@ class LocalBus:
                         self.delivered += 1
             finally:
                 self._depth -= 1
+            if drain and self._depth == 0 and self._queue:
+                self.drain()
+
+    def drain_if_idle(self) -> None:
+        with self._lock:
             if self._depth == 0 and self._queue:
                 self.drain()
 
@@ -92,9 +99,10 @@ class LocalPublisher:
     def publish(self, msg) -> None:
         # local consumers first: the fast path completes before the copies for the recorder are
         # serialised (safe: no node changes a message it published until its next input arrives)
-        self.bus.deliver(self.topic, msg)
+        self.bus.deliver(self.topic, msg, drain=False)
         if self.dds.get_subscription_count():
             self.dds.publish(msg)
+        self.bus.drain_if_idle()   # only now may the next step (which reuses msg) run
 
     def get_subscription_count(self) -> int:
         return self.dds.get_subscription_count()
