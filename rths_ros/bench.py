@@ -139,7 +139,9 @@ def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list
             log(f"  {c}: FAILED {res[c]['error']}")
             continue
         _, _, loop = record_from_bag(d / "bag")
-        loop = {k: v for k, v in loop.items() if k != "nodes"}
+        per_node = loop.pop("nodes", {})
+        loop["lost_messages"] = int(sum(n["lost_messages"] for n in per_node.values()))
+        loop["qos_deadline_misses"] = int(sum(n["deadline_misses"] for n in per_node.values()))
         beat = json.loads((d / "timing" / "sim_plant.json").read_text())
         loop["step_latency_p999_s"] = beat.get("latency_p999_s")
         loop["cpu_s"] = {p.stem: json.loads(p.read_text()).get("process_cpu_s") for p in (d / "timing").glob("*.json")}
@@ -164,18 +166,19 @@ def markdown_core(core: dict) -> str:
 
 def markdown_loop(loop: dict) -> str:
     lines = ["| configuration | deadline-miss ratio | latency p50 [ms] | p99 [ms] | p99.9 [ms] | max [ms] | "
-             "period jitter [ms] | × real time | CPU [s] per process |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "period jitter [ms] | × real time | lost msgs | QoS deadline misses | CPU [s] per process |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for k, v in loop.items():
         if "error" in v:
-            lines.append(f"| {k} | failed: {v['error']} | | | | |")
+            lines.append(f"| {k} | failed: {v['error']} | | | | | | | | | |")
             continue
         cpu = ", ".join(f"{n}: {c:.1f}" for n, c in sorted((v.get("cpu_s") or {}).items()) if c is not None)
         p999 = v.get("step_latency_p999_s")
         lines.append(f"| {k} | {v['deadline_miss_ratio']:.4f} | {1e3 * v['step_latency_p50_s']:.3f} | "
                      f"{1e3 * v['step_latency_p99_s']:.3f} | {1e3 * p999 if p999 else float('nan'):.3f} | "
                      f"{1e3 * v['step_latency_max_s']:.3f} | {1e3 * v['period_jitter_s']:.3f} | "
-                     f"{v['realtime_factor']:.2f} | {cpu} |")
+                     f"{v['realtime_factor']:.2f} | {v.get('lost_messages', '')} | "
+                     f"{v.get('qos_deadline_misses', '')} | {cpu} |")
     return "\n".join(lines)
 
 

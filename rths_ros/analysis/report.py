@@ -70,7 +70,7 @@ _SECTIONS = [
     ("Run", ["n_steps", "dt_s", "duration_s", "origin_offset_m"]),
 ]
 _NOT_TABULATED = {"stability_reason", "normalisation", "normalisation_abs_origin", "loop", "stability_rule",
-                  "contact_events_s"}
+                  "contact_events_s", "trials"}
 
 
 def _plain(x: Any) -> Any:
@@ -149,6 +149,18 @@ def write_report(metrics: Mapping[str, Any], scenario: Mapping[str, Any] | None,
     lines += [f"Relative errors normalised by {metrics.get('normalisation', 'MAX|z|')}; "
               f"the `*_abs_origin` variants use {metrics.get('normalisation_abs_origin', 'the absolute height')} "
               f"with h0 + l0 = {_fmt(metrics.get('origin_offset_m'), 'm')}.", ""]
+
+    trials = metrics.get("trials")
+    if trials:
+        lines += [f"## Trials ({len(trials)}; the tables below are the last trial's)", "",
+                  "| trial | e_track_rel | e_ref_rel | max \\|z - z'\\| [mm] | E_error [mJ] | E_diss [mJ] | "
+                  "peak F_d [N] | stable |", "|---|---|---|---|---|---|---|---|"]
+        for t in trials:
+            lines.append(f"| {t['trial'] + 1} | {_fmt(t.get('e_track_rel'))} | {_fmt(t.get('e_ref_rel'))} | "
+                         f"{_fmt(1e3 * (t.get('max_abs_tracking_error_m') or float('nan')))} | "
+                         f"{_fmt(1e3 * (t.get('E_error_J') or 0.0))} | {_fmt(1e3 * (t.get('E_diss_J') or 0.0))} | "
+                         f"{_fmt(t.get('peak_damping_force_n'))} | {t.get('stable')} |")
+        lines.append("")
 
     shown = set()
     for title, keys in _SECTIONS:
