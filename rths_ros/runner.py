@@ -245,7 +245,8 @@ def _aborts(out: Path) -> list[str]:
         events = json.loads((out / "events.json").read_text())
     except (OSError, ValueError):
         return []
-    return [f"{e['source']}: {e['reason']}" for e in events if e.get("type") == "ABORT"]
+    return [e["reason"] if e["reason"].startswith(f"{e['source']}:") else f"{e['source']}: {e['reason']}"
+            for e in events if e.get("type") == "ABORT"]
 
 
 def load_or_explain(name: str, overrides: list[str], mode: str | None, plant: str | None) -> scn.Scenario:

@@ -33,7 +33,10 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
     events = [m for _, m in topics.get("/rths/events", [])]
     done = [int(e.step) for e in events if e.type == EVENT_DONE]
     aborts = [e for e in events if e.type == EVENT_ABORT]
-    n = done[-1] if done else scenario.steps
+    n = done[-1] if done else scenario.steps * scenario.loop.trials + scenario.loop.trials - 1
+    if aborts:   # the run ended early: keep the steps the numerical part still received a force for
+        forces = [int(m.step) for _, m in topics.get("/rths/interface_force", [])]
+        n = min(n, max(forces)) if forces else 0
     rec = empty_record(n + 1)
     rec["t"] = rec["k"] * scenario.loop.dt_s
     seen = {key: np.zeros(n + 1, dtype=bool) for key in ("cmd", "state", "force", "legs", "wrench")}

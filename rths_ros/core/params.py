@@ -142,7 +142,13 @@ def _coerce(key: str, value: Any, tp: Any, meta: Mapping[str, Any]) -> Any:
 
 def build(cls: type, values: Mapping[str, Any] | None, section: str = "") -> Any:
     """Construct ``cls`` from ``values``, validating every key (see module doc)."""
+    if values is not None and not isinstance(values, Mapping):
+        raise ParameterError(f"{section or cls.__name__}: {values!r} is not allowed; expected a mapping of "
+                             f"{cls.__name__} keys")
     values = dict(values or {})
+    bad = [k for k in values if not isinstance(k, str)]
+    if bad:
+        raise ParameterError(f"{section + '.' if section else ''}{bad[0]!r}: keys must be strings")
     hints = typing.get_type_hints(cls)
     prefix = f"{section}." if section else ""
     known = {f.name: f for f in dataclasses.fields(cls)}

@@ -27,6 +27,7 @@ from .force_processing import ForceProcessorParams
 from .interface import InterfaceMapParams
 from .params import ParameterError, build, describe, param, to_dict
 from .platform import PlatformCommanderParams
+from .safety import FaultParams
 from .sim_plant import SimPlantParams
 from .stewart import StewartGeometryParams
 
@@ -122,6 +123,7 @@ class Scenario:
     passivity: PassivityParams = param(PassivityParams(), doc="Normalized Passivity Control (passivity_controller)")
     ilc: IlcParams = param(IlcParams(), doc="iterative learning control between trials (ilc_learner)")
     aff: AffParams = param(AffParams(), doc="adaptive feedforward FIR filters (aff_learner)")
+    faults: FaultParams = param(FaultParams(), doc="fault injection into the simulated plant")
     smoke: SmokeParams = param(SmokeParams(), doc="the smoke test's two nodes")
 
     def validate(self) -> None:
@@ -200,10 +202,7 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     key = key.strip()
     if not key:
         raise ParameterError(f"--set {text!r}: empty key")
-    try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
-        raise ParameterError(f"--set {key}: value {raw!r} is not valid YAML ({exc})") from None
+    value = safe_yaml(raw, f"--set {key}: value {raw!r}")
     return key.split("."), value
 
 
@@ -223,12 +222,44 @@ def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...]) -> dict:
     return data
 
 
+MAX_SCENARIO_BYTES = 1_000_000
+MAX_YAML_ALIASES = 100
+MAX_YAML_DEPTH = 20
+
+
+def safe_yaml(text: str, where: str):
+    """YAML -> data, refusing what no scenario needs and a hostile file could use: more than
+    MAX_SCENARIO_BYTES, more than MAX_YAML_ALIASES aliases (the exponential 'billion laughs'
+    expansion), nesting deeper than MAX_YAML_DEPTH."""
+    if len(text) > MAX_SCENARIO_BYTES:
+        raise ParameterError(f"{where}: {len(text)} bytes is too large; a scenario has at most "
+                             f"{MAX_SCENARIO_BYTES} bytes")
+    try:
+        aliases = depth = 0
+        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(ev, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_YAML_ALIASES:
+                    raise ParameterError(f"{where}: more than {MAX_YAML_ALIASES} YAML aliases; not allowed")
+            elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise ParameterError(f"{where}: nested deeper than {MAX_YAML_DEPTH} levels; not allowed")
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ParameterError(f"{where}: not valid YAML ({exc})") from None
+
+
 def load_data(name_or_path: str) -> dict:
     path = resolve_path(name_or_path)
     try:
-        data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ParameterError(f"scenario {path}: not valid YAML ({exc})") from None
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParameterError(f"scenario {path}: not UTF-8 text") from None
+    data = safe_yaml(text, f"scenario {path}")
     if data is None:
         data = {}
     if not isinstance(data, dict):

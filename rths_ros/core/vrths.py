@@ -12,6 +12,7 @@ import numpy as np
 
 from . import fastpath
 from .platform import LimitViolation
+from .safety import non_finite
 from .scenario import Scenario
 
 RECORD_KEYS = ("k", "t", "z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas", "contact", "f_d")
@@ -100,9 +101,17 @@ class VirtualRun:
         ff_pos = np.zeros(6)
         q = np.zeros(1)
         qd = np.zeros(1)
+        nan_at = s.faults.nan_wrench_at_step
         for k in range(self.n_steps + 1):
             row = base + k
-            f_gated, f_meas, contact = self.force.process(out.wrench)
+            wrench = out.wrench if row != nan_at else np.full(6, np.nan)
+            bad = non_finite("wrench", wrench, row)
+            if bad:     # the ft_sensor node aborts the run here; so does the virtual run
+                rec["aborted"] = True
+                rec["abort_reason"] = f"ft_sensor: {bad}"
+                rec["_abort_row"] = k - 1
+                return False
+            f_gated, f_meas, contact = self.force.process(wrench)
             q_ach, qd_ach = self.imap.achieved(out.lengths, out.velocities)
             if npc is not None and k > 0:   # F_d(t_k) from step k-1 and zdot(t_k) (passivity_controller)
                 f_d = npc.update(f_prev, zd_prev, zda_prev, f_prev + f_d, zd)

@@ -11,7 +11,9 @@ import time
 from ..core import fastpath
 from ..runtime.node import RthsNode, node_main
 
-from rths_ros.msg import InterfaceForce, RawWrench  # noqa: E402
+from ..core.safety import non_finite
+
+from rths_ros.msg import InterfaceForce, RawWrench, TestEvent  # noqa: E402
 
 
 class FtSensorNode(RthsNode):
@@ -37,6 +39,12 @@ class FtSensorNode(RthsNode):
         f, t = msg.wrench.force, msg.wrench.torque
         w = self._w
         w[0], w[1], w[2], w[3], w[4], w[5] = f.x, f.y, f.z, t.x, t.y, t.z
+        bad = non_finite("wrench", w, msg.step)
+        if bad:
+            self.abort_reason = f"ft_sensor: {bad}"
+            self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
+            self.finish(3)
+            return
         f_int, f_meas, contact = self.proc.process(w)
         m = self.msg
         m.header.stamp = msg.header.stamp

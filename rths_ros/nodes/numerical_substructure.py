@@ -22,7 +22,9 @@ import numpy as np
 from ..core import fastpath
 from ..runtime.node import RthsNode, node_main, set_stamp, stamp_ns
 
-from rths_ros.msg import InterfaceCommand, InterfaceForce, PassivityState  # noqa: E402
+from ..core.safety import non_finite
+
+from rths_ros.msg import InterfaceCommand, InterfaceForce, PassivityState, TestEvent  # noqa: E402
 
 
 class NumericalSubstructureNode(RthsNode):
@@ -106,6 +108,12 @@ class NumericalSubstructureNode(RthsNode):
             self.model.step(self.f_last)
             self.next_k += 1
         f_int = float(msg.force[0]) + self.damping(k)
+        bad = non_finite("interface force", (f_int,), k)
+        if bad:
+            self.abort_reason = f"numerical_substructure: {bad}"
+            self.emit(TestEvent.ABORT, k, self.abort_reason)
+            self.finish(3)
+            return
         z, zd = self.model.step(f_int)
         self.f_last = f_int
         self.next_k = k + 1

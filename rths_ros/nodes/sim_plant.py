@@ -22,7 +22,9 @@ from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 from ..runtime.beat import BeatNode
 from ..runtime.node import node_main, set_stamp, stamp_ns
 
-from rths_ros.msg import LegCommand, LegState, RawWrench  # noqa: E402
+from ..core.safety import non_finite
+
+from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
 
 class SimPlantNode(LifecycleNodeMixin, BeatNode):
@@ -71,8 +73,15 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
             super().on_start()
 
     def on_input(self, inp) -> None:
-        if self.active:
-            super().on_input(inp)
+        if not self.active or self.done:
+            return
+        bad = non_finite("leg command length", inp.length, inp.step) or non_finite(
+            "leg command feedforward velocity", inp.feedforward_velocity, inp.step)
+        if bad:
+            self.abort_reason = f"sim_plant: {bad}"
+            self.emit(TestEvent.ABORT, inp.step, self.abort_reason)
+            return
+        super().on_input(inp)
 
     def reset_trial(self, trial: int) -> None:
         self.out = self.plant.reset(fastpath.plant_seed(self.scenario, trial))
@@ -93,6 +102,8 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         w.step = k
         f, t = w.wrench.force, w.wrench.torque
         ww = o.wrench
+        if k == self.scenario.faults.nan_wrench_at_step:   # injected sensor fault
+            ww = [float("nan")] * 6
         f.x, f.y, f.z = float(ww[0]), float(ww[1]), float(ww[2])
         t.x, t.y, t.z = float(ww[3]), float(ww[4]), float(ww[5])
         w.sequence = k & 0xFFFFFFFF
