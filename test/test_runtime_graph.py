@@ -158,3 +158,48 @@ def test_realtime_smoke_reports_loop_statistics(rths_cli, tmp_path):
     assert t["steps"] >= 900
     assert 0.0005 < t["period_mean_s"] < 0.002       # a 1 kHz beat on the wall clock
     assert t["latency_p50_s"] > 0
+
+
+def test_emergency_stop_topic_aborts_the_run(tmp_path):
+    import rclpy
+    from std_msgs.msg import String
+
+    from rths_ros.runner import DomainLease
+    from rths_ros.runtime.qos import events_qos
+    lease = DomainLease()
+    domain = lease.domain_id
+    lease.close()
+    s = scn.load("smoke", ["loop.duration_s=600"])
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=run_scenario(s, tmp_path / "e", progress=False,
+                                                                     domain_id=domain)))
+    t.start()
+    deadline = time.monotonic() + 120
+    running = False
+    while time.monotonic() < deadline and not running:
+        prog = tmp_path / "e" / "progress.json"
+        running = prog.exists() and '"running"' in prog.read_text()
+        time.sleep(0.2)
+    assert running, "the run never started"
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    node = rclpy.create_node("operator", context=ctx)
+    try:
+        pub = node.create_publisher(String, "/rths/estop", events_qos())
+        t_end = time.monotonic() + 20
+        while pub.get_subscription_count() < 1 and time.monotonic() < t_end:
+            time.sleep(0.05)
+        t_stop = time.monotonic()
+        pub.publish(String(data="operator pressed the button"))
+        t.join(60)
+        reaction = time.monotonic() - t_stop
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+    r = result["r"]
+    assert r.code != 0
+    assert "emergency stop: operator pressed the button" in r.message
+    assert reaction < 15.0
+    assert _pids_with(str(tmp_path / "e")) == []
+    assert read_bag(tmp_path / "e" / "bag")["/rths/interface_command"]    # the bag is closed and readable

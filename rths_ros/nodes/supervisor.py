@@ -4,7 +4,7 @@ Waits until every node of the scenario has announced READY (all its topics conne
 START (trial 0 begins).  When the beat-setting node reports DONE for a trial, it either starts the
 next trial -- after the pause (loop.pause_s, wall clock in realtime mode) and once every learner
 has announced READY for that trial (its feedforward for the trial is published) -- or, after the
-last trial, sends STOP.  A node that
+last trial, sends STOP.  Any message on /rths/estop (std_msgs/String, the reason) aborts the run.  A node that
 does not become ready within loop.start_timeout_s aborts the run with a reason that names it and
 its unconnected topics.
 """
@@ -15,7 +15,9 @@ import time
 from ..runtime.node import EVENT_NAMES, RthsNode, node_main
 
 from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402
-from ..runtime.qos import diagnostics_qos
+from std_msgs.msg import String
+
+from ..runtime.qos import diagnostics_qos, events_qos
 
 
 class Supervisor(RthsNode):
@@ -34,8 +36,17 @@ class Supervisor(RthsNode):
         self.events_log: list[dict] = []
         self.progress: dict[str, int] = {}
         self.create_subscription(LoopTiming, "/rths/timing", self._on_timing, diagnostics_qos())
+        # emergency stop: any message on /rths/estop aborts the run with its text as the reason
+        self.create_subscription(String, "/rths/estop", self._on_estop, events_qos())
         self.create_timer(0.1, self._tick)
         self.create_timer(0.5, self._write_progress)
+
+    def _on_estop(self, msg) -> None:
+        if self._stop_sent_at is None:
+            reason = f"emergency stop: {msg.data or 'no reason given'}"
+            self.get_logger().error(reason)
+            self.abort_reason = reason
+            self.emit(TestEvent.ABORT, reason=reason)
 
     def _on_timing(self, msg) -> None:
         self.progress[msg.node] = int(msg.steps)
