@@ -80,9 +80,8 @@ class RealtimeParams:
 
 @dataclass(frozen=True)
 class RecordingParams:
-    enabled: bool = param(True, "", doc="record the run as a rosbag2")
+    enabled: bool = param(True, "", doc="record the run as a rosbag2 (false: the recorder node is not started)")
     storage: str = param("mcap", "", doc="rosbag2 storage plugin", choices=("mcap", "sqlite3"))
-    flush_every_steps: int = param(500, "", 1, 1_000_000, "close an MCAP chunk (make it durable) this often")
 
 
 @dataclass(frozen=True)
@@ -146,6 +145,8 @@ class Scenario:
     def run_nodes(self) -> tuple[str, ...]:
         """The nodes to start: ``nodes`` plus the controllers the scenario enables, in start order."""
         wanted = set(self.nodes)
+        if not self.recording.enabled:
+            wanted.discard("recorder")
         for section, node in CONTROLLER_NODES.items():
             sec = getattr(self, section, None)
             if sec is not None and getattr(sec, "enabled", False):
