@@ -46,6 +46,10 @@ def cmd_run(a) -> int:
                   "or pass --force to run it anyway", file=sys.stderr)
             return 2
     out = Path(a.out) if a.out else _default_out(s.name)
+    if s.loop.mode == "realtime" and not a.composed:
+        print("rths run: note: in realtime mode each inter-process hop costs ~0.4 ms; with separate processes "
+              "the loop rarely closes within one step (docs/performance.md). --composed keeps the fast path in "
+              "one process.", file=sys.stderr)
     print(f"rths run {s.name}: {len(s.run_nodes)} nodes {'in one process' if a.composed else 'as processes'}, "
           f"{s.loop.mode}, {s.steps} steps x {s.loop.trials} trial(s) -> {out}")
     try:

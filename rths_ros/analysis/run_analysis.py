@@ -92,8 +92,15 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
         mask = seen[key]
         if mask.all() or not mask.any():
             continue
-        idx = np.where(mask, np.arange(mask.size), 0)
-        np.maximum.accumulate(idx, out=idx)
+        idx = np.arange(mask.size)
+        for lo in range(0, mask.size, trial_len):      # never carry a sample across a trial boundary
+            m = mask[lo:lo + trial_len]
+            if not m.any():
+                continue
+            j = np.where(m, np.arange(m.size), 0)
+            np.maximum.accumulate(j, out=j)
+            j[: int(np.argmax(m))] = int(np.argmax(m))   # before the first sample: the first sample
+            idx[lo:lo + trial_len] = lo + j
         for f in fields:
             rec[f] = rec[f][idx]
     rec["aborted"] = bool(aborts)

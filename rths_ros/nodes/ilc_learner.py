@@ -77,6 +77,27 @@ class IlcLearnerNode(RthsNode):
             self.series.z_ach[local] = msg.position[0]
             self._maybe_learn()
 
+    def on_event(self, msg) -> None:
+        """Realtime mode: best-effort QoS may lose samples; at the end of the trial learn from what
+        arrived, each missing sample holding the previous one (as the receiving node did)."""
+        if (msg.type == TestEvent.TRIAL_END and self.mode == "realtime" and not self.finished
+                and int(msg.trial) == self.learning_trial and self.seen.any()):
+            self._fill_missing()
+            self._maybe_learn()
+
+    def _fill_missing(self) -> None:
+        for row, arr in ((0, self.b_des), (1, self.b_meas), (2, self.series.z), (3, self.series.z_ach)):
+            mask = self.seen[row]
+            if mask.all() or not mask.any():
+                continue
+            idx = np.where(mask, np.arange(mask.size), 0)
+            np.maximum.accumulate(idx, out=idx)
+            first = int(np.argmax(mask))
+            idx[:first] = first
+            arr[:] = arr[idx]
+            self.timing.lost_messages += int((~mask).sum())
+            mask[:] = True
+
     def _maybe_learn(self) -> None:
         s = self.seen
         if not (s[0, 1:].all() and s[1, 1:].all() and s[2].all() and s[3].all()):

@@ -22,6 +22,7 @@ from ..runtime.qos import diagnostics_qos, events_qos
 
 class Supervisor(RthsNode):
     role = "supervisor"
+    LEARNER_TIMEOUT_S = 60.0
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
@@ -106,6 +107,13 @@ class Supervisor(RthsNode):
             if paused and learners_ready:
                 self.pending_trial = None
                 self.emit(TestEvent.TRIAL_BEGIN, trial=j)
+            elif now - self._pending_since > self.LEARNER_TIMEOUT_S:
+                late = sorted(n for n in self.learners if self.learner_trial.get(n, 0) < j)
+                reason = (f"{', '.join(late)} did not deliver the feedforward for trial {j} within "
+                          f"{self.LEARNER_TIMEOUT_S:g} s")
+                self.pending_trial = None
+                self.abort_reason = reason
+                self.emit(TestEvent.ABORT, reason=reason, trial=j)
         if not self.started and now - self._t0 > self.scenario.loop.start_timeout_s:
             missing = sorted(self.expected - self.ready)
             reason = f"nodes not ready after {self.scenario.loop.start_timeout_s:g} s: {', '.join(missing)}"
