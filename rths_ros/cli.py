@@ -34,8 +34,8 @@ def _default_out(name: str) -> Path:
 
 
 def cmd_run(a) -> int:
-    from .runner import RunError, load_or_explain, run_scenario
-    s = load_or_explain(a.scenario, a.set, a.mode, a.plant)
+    from .runner import RunError, run_scenario
+    s = scn.load(a.scenario, a.set, a.mode, a.plant)
     if a.set:   # the report's description must say what this run changed
         s = scn.replace(s, description=f"{s.description} [--set {' '.join(a.set)}]".strip())
     if s.ilc.enabled and s.loop.trials > 1:

@@ -25,10 +25,8 @@ class NodeSpec:
 def node_specs(scenario: str, plant: str = "", mode: str = "", out: str = "", overrides: tuple[str, ...] = ()
                ) -> tuple[scn.Scenario, list[NodeSpec]]:
     """Validate the scenario with the launch arguments applied and list the nodes to start."""
-    extra = list(overrides)
-    if plant:
-        extra.append(f"plant={plant}")
-    s = scn.load(scenario, extra, mode or None)
+    s = scn.load(scenario, overrides, mode or None, plant or None)
+    extra = list(overrides) + ([f"plant={plant}"] if plant else [])
     if s.plant == "hardware":
         missing = [n for n in s.run_nodes if n in HARDWARE_NODES and not HARDWARE_NODES[n]]
         if missing:

@@ -249,11 +249,4 @@ def _aborts(out: Path) -> list[str]:
             for e in events if e.get("type") == "ABORT"]
 
 
-def load_or_explain(name: str, overrides: list[str], mode: str | None, plant: str | None) -> scn.Scenario:
-    overrides = list(overrides)
-    if plant:
-        overrides.append(f"plant={plant}")
-    return scn.load(name, overrides, mode)
-
-
-__all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "load_or_explain", "ParameterError"]
+__all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "ParameterError"]

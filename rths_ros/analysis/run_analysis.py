@@ -13,7 +13,7 @@ import yaml
 
 from ..bag import read_bag, read_scenario_yaml
 from ..core import scenario as scn
-from ..core.vrths import empty_record
+from ..core.vrths import empty_record, hold_last_index
 
 EVENT_ABORT = 7
 EVENT_DONE = 8
@@ -97,10 +97,7 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
             m = mask[lo:lo + trial_len]
             if not m.any():
                 continue
-            j = np.where(m, np.arange(m.size), 0)
-            np.maximum.accumulate(j, out=j)
-            j[: int(np.argmax(m))] = int(np.argmax(m))   # before the first sample: the first sample
-            idx[lo:lo + trial_len] = lo + j
+            idx[lo:lo + trial_len] = lo + hold_last_index(m)
         for f in fields:
             rec[f] = rec[f][idx]
     rec["aborted"] = bool(aborts)

@@ -277,8 +277,11 @@ def from_data(data: Mapping[str, Any], overrides: list[str] | tuple[str, ...] = 
     return build(Scenario, data)
 
 
-def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = (), mode: str | None = None) -> Scenario:
-    """Load, override and validate a scenario (name under config/scenarios/ or a path)."""
+def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = (), mode: str | None = None,
+         plant: str | None = None) -> Scenario:
+    """Load, override and validate a scenario (name under config/scenarios/ or a path); ``mode`` and
+    ``plant`` override loop.mode and plant."""
+    overrides = list(overrides) + ([f"plant={plant}"] if plant else [])
     return from_data(load_data(name_or_path), overrides, mode)
 
 

@@ -28,6 +28,15 @@ def empty_record(n: int) -> dict:
     return rec
 
 
+def hold_last_index(mask: np.ndarray) -> np.ndarray:
+    """Indices that replace every missing sample (mask False) by the last present one before it (the
+    first present one at the start), as a receiving node holds its last input."""
+    idx = np.where(mask, np.arange(mask.size), 0)
+    np.maximum.accumulate(idx, out=idx)
+    idx[: int(np.argmax(mask))] = int(np.argmax(mask))
+    return idx
+
+
 def trial_slice(rec: dict, trial: int, trial_len: int) -> dict:
     """The rows of one trial, with local step k and time t from 0."""
     lo, hi = trial * trial_len, (trial + 1) * trial_len

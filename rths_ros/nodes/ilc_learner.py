@@ -16,6 +16,7 @@ import json
 import numpy as np
 
 from ..core.ilc_series import IlcSeries
+from ..core.vrths import hold_last_index
 from ..runtime.node import RthsNode, node_main
 from ..runtime.qos import events_qos
 
@@ -90,11 +91,7 @@ class IlcLearnerNode(RthsNode):
             mask = self.seen[row]
             if mask.all() or not mask.any():
                 continue
-            idx = np.where(mask, np.arange(mask.size), 0)
-            np.maximum.accumulate(idx, out=idx)
-            first = int(np.argmax(mask))
-            idx[:first] = first
-            arr[:] = arr[idx]
+            arr[:] = arr[hold_last_index(mask)]
             self.timing.lost_messages += int((~mask).sum())
             mask[:] = True
 

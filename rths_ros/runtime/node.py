@@ -77,7 +77,6 @@ class RthsNode(Node):
         self.abort_reason = ""
         self.started = False
         self.ready_sent = False
-        self.final_step: int | None = None
         #: steps per trial (global step index = trial * trial_len + local step)
         self.trial_len = scenario.steps + 1
         self.current_trial = -1
@@ -239,9 +238,6 @@ class RthsNode(Node):
         if msg.type == TestEvent.START and not self.started:
             self.started = True
             self.on_start()
-        elif msg.type == TestEvent.DONE:
-            self.final_step = int(msg.step)
-            self.on_done(msg)
         elif msg.type == TestEvent.STOP and not self.done:
             self.on_stop()
         elif msg.type == TestEvent.ABORT and not self.done:
@@ -252,9 +248,6 @@ class RthsNode(Node):
     # hooks ------------------------------------------------------------------------------
     def on_start(self) -> None:
         """START received: the run begins."""
-
-    def on_done(self, msg) -> None:
-        """The beat-setting node finished its last step."""
 
     def on_event(self, msg) -> None:
         """Any event (after the built-in handling)."""
@@ -376,10 +369,7 @@ def node_arg_parser(prog: str) -> argparse.ArgumentParser:
 
 
 def load_scenario_from_args(args) -> scn.Scenario:
-    overrides = list(args.set)
-    if getattr(args, "plant", None):
-        overrides.append(f"plant={args.plant}")
-    return scn.load(args.scenario, overrides, args.mode)
+    return scn.load(args.scenario, args.set, args.mode, getattr(args, "plant", None))
 
 
 def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
