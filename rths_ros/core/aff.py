@@ -21,6 +21,14 @@ Seed 000 (Insam), ch. 7, eqs. 7.1-7.5, Table A.5 (digest seed000-part1 §7).  Pe
   The filter runs on the raw reference and adapts with the filtered one (standard FXLMS; the OCR'd
   eqs. 7.4/7.5 show b and b-hat, which the text explains as the secondary-path filtering of b).
 
+Modified FXLMS (``algorithm='modified'``, the default).  Eq. 7.4 as printed adapts with the measured gap,
+which answers a change of Theta only through the closed-loop leg, 30-50 ms later; that delay inside the
+adaptation loop makes mu = 0.1 unstable in the twin.  The modified form forms the gap the current
+coefficients would have left, ``e_k = g_k + S(u)_k - Theta . b~_k`` (``S(u)``: the secondary-path model
+driven by the applied output), and adapts with it; for an exact model this is plain NLMS on a static
+regression, stable for 0 < mu < 2, with the same Wiener solution.  ``algorithm='fxlms'`` keeps the
+printed form.
+
 Timing (fast-path step k, see docs/aff.md).  ``step(b_desired, b_measured)`` is called once per step with
 ``b_measured = b'_k`` (the measurement m_k) and ``b_desired = b_{k+1} = IK(z_{k+1})`` (the un-augmented
 command that will be held over t_k -> t_{k+1}):
@@ -83,6 +91,10 @@ class AffParams:
                                 "measured leg length: closed_loop = ZOH-discretised closed-loop leg transfer "
                                 "function (Table 4.1 + cascade gains), identity = S = 1",
                                 choices=("closed_loop", "identity"))
+    algorithm: str = param("modified", "", doc="adaptation error: fxlms = the gap g_k (eq. 7.4 as printed; "
+                           "unstable at mu = 0.1 in the twin), modified = the gap the current coefficients would "
+                           "have left, g_k + S(u)_k - Theta b~_k (modified FXLMS; stable for 0 < mu < 2 with an "
+                           "exact secondary-path model)", choices=("modified", "fxlms"))
     regressor: str = param("deviation", "", doc="FIR input: deviation of the desired leg length from the home "
                            "length, or the absolute length (as written in the thesis; for comparison only)",
                            choices=("deviation", "absolute"))
@@ -227,9 +239,13 @@ class SecondaryPath:
 
 
 @numba.njit(cache=True, nogil=True)
-def fxlms_adapt_kernel(theta, filt, b_k, b_meas, ref, sp_a, sp_b, sp_c, sp_d, sp_x, xn, mu, nu, delta, gap_out):
+def fxlms_adapt_kernel(theta, filt, b_k, b_meas, ref, sp_a, sp_b, sp_c, sp_d, sp_x, xn, mu, nu, delta, gap_out,
+                       modified, u_k, sp_xu):
     """Adaptation half of one AFF step, all legs, in place: push b~_k = S(b_k - ref) into the
-    filtered regressor, then adapt with the gap g_k = b_k - b'_k (eq. 7.4, normalised)."""
+    filtered regressor, then adapt with the gap g_k = b_k - b'_k (eq. 7.4, normalised).
+
+    ``modified``: adapt with e_k = g_k + S(u)_k - Theta . b~_k instead of g_k, where ``u_k`` is the output
+    applied with b_k and ``sp_xu`` the state of the secondary-path model driven by it (see the module doc)."""
     n_legs, n = theta.shape
     for i in range(n_legs):
         y = _sp_leg(sp_a, sp_b, sp_c, sp_d, sp_x, i, b_k[i] - ref[i], xn)
@@ -238,10 +254,15 @@ def fxlms_adapt_kernel(theta, filt, b_k, b_meas, ref, sp_a, sp_b, sp_c, sp_d, sp
         filt[i, 0] = y
         g = b_k[i] - b_meas[i]
         gap_out[i] = g
+        e = g
+        if modified:
+            e += _sp_leg(sp_a, sp_b, sp_c, sp_d, sp_xu, i, u_k[i], xn)
+            for j in range(n):
+                e -= theta[i, j] * filt[i, j]
         nrm = 0.0
         for j in range(n):
             nrm += filt[i, j] * filt[i, j]
-        step = mu / (delta + nrm) * g
+        step = mu / (delta + nrm) * e
         for j in range(n):
             theta[i, j] = nu * theta[i, j] + step * filt[i, j]
 
@@ -301,6 +322,9 @@ class FxlmsAff:
         self._u = np.zeros(N_LEGS)
         self._b_des = np.zeros(N_LEGS)
         self._b_meas = np.zeros(N_LEGS)
+        self._u_k = np.zeros(N_LEGS)
+        self._modified = p.algorithm == "modified"
+        self._xu = np.zeros_like(self.path.x)
         self._fixed_home = None if home_lengths is None else np.array(home_lengths, dtype=float).reshape(N_LEGS)
         self._mu = float(p.mu)
         self._nu = float(p.nu)
@@ -309,7 +333,8 @@ class FxlmsAff:
         pth = self.path
         z6 = np.zeros(N_LEGS)
         fxlms_adapt_kernel(self._theta.copy(), self._filt.copy(), z6, z6, z6, pth.a, pth.b, pth.c, pth.d,
-                           pth.x.copy(), pth.scratch, self._mu, self._nu, self._delta, z6.copy())
+                           pth.x.copy(), pth.scratch, self._mu, self._nu, self._delta, z6.copy(), True, z6,
+                           pth.x.copy())
         fxlms_output_kernel(self._theta.copy(), self._raw.copy(), z6, z6, z6.copy())
         self.reset()
 
@@ -330,6 +355,11 @@ class FxlmsAff:
         return self._u
 
     @property
+    def uses_output(self) -> bool:
+        """True for the modified algorithm: :meth:`adapt` needs the output u_k applied with b_k."""
+        return self._modified
+
+    @property
     def home_lengths(self) -> np.ndarray | None:
         return None if self._need_home else self._home
 
@@ -342,6 +372,7 @@ class FxlmsAff:
         self._theta[:] = 0.0
         self._gap[:] = 0.0
         self._u[:] = 0.0
+        self._xu[:] = 0.0
         if home_lengths is not None:
             self._fixed_home = np.array(home_lengths, dtype=float).reshape(N_LEGS)
         if self._fixed_home is None:
@@ -367,19 +398,22 @@ class FxlmsAff:
             self._filt[:] = home[:, None]    # S has unit DC gain: at rest the filtered history equals the raw one
             self.path.reset(home)
 
-    def adapt(self, b_desired_k, b_measured_k) -> np.ndarray:
+    def adapt(self, b_desired_k, b_measured_k, u_k=None) -> np.ndarray:
         """Adaptation half (the aff_learner's job): ``b_desired_k`` = un-augmented desired lengths b_k of
-        the command held over t_{k-1} -> t_k, ``b_measured_k`` = b'_k.  Updates ``coefficients``; returns
-        the gap g_k (view)."""
+        the command held over t_{k-1} -> t_k, ``b_measured_k`` = b'_k, ``u_k`` = the filter output that was
+        added to b_k (default: the last :meth:`feedforward` output of this object).  Updates
+        ``coefficients``; returns the gap g_k (view)."""
         if not self.params.enabled:
             return self._gap
         self._b_meas[:] = b_measured_k
         if self._need_home:
             self._set_home(self._b_meas)
         self._b_des[:] = b_desired_k
+        self._u_k[:] = self._u if u_k is None else u_k
         pth = self.path
         fxlms_adapt_kernel(self._theta, self._filt, self._b_des, self._b_meas, self._ref, pth.a, pth.b, pth.c,
-                           pth.d, pth.x, pth.scratch, self._mu, self._nu, self._delta, self._gap)
+                           pth.d, pth.x, pth.scratch, self._mu, self._nu, self._delta, self._gap,
+                           self._modified, self._u_k, self._xu)
         return self._gap
 
     def feedforward(self, b_desired_next, theta=None) -> np.ndarray:

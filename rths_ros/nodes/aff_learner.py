@@ -35,6 +35,7 @@ class AffLearnerNode(RthsNode):
         self.b_des: dict[int, np.ndarray] = {}
         self.b_meas: dict[int, np.ndarray] = {}
         self.next_k = 0
+        self.start = 0
         self.msg = AdaptiveFilter()
         self.msg.kind = "fir"
         self.msg.n_legs, self.msg.n_coefficients = self.aff.coefficients.shape
@@ -43,6 +44,7 @@ class AffLearnerNode(RthsNode):
         self.aff.reset()
         start = trial * self.trial_len
         self.next_k = start
+        self.start = start
         self.b_des = {k: v for k, v in self.b_des.items() if k >= start}
         self.b_meas = {k: v for k, v in self.b_meas.items() if k >= start}
         self.b_des[start] = self.home     # the platform is at home at the start of a trial
@@ -69,7 +71,11 @@ class AffLearnerNode(RthsNode):
             k = self.next_k
             t0 = time.perf_counter_ns()
             self.timing.tick()
-            self.aff.adapt(self.b_des.pop(k), self.b_meas.pop(k))
+            b_k = self.b_des.pop(k)
+            if self.aff.uses_output and k > self.start:
+                # u_k = Theta_{k-1} . [b_k, b_{k-1}, ...]: the output the platform added to b_k
+                self.aff.feedforward(b_k)
+            self.aff.adapt(b_k, self.b_meas.pop(k))
             m = self.msg
             m.header.stamp = self.get_clock().now().to_msg()
             m.step = k
