@@ -107,3 +107,11 @@ def test_node_process_refuses_to_start_on_bad_value(tmp_path):
                         "--set", "sim_plant.substeps=3"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2
     assert "sim_plant.substeps: 3 is out of range" in p.stderr
+
+
+def test_exponent_floats_without_a_dot_are_numbers():
+    """`--set aff.delta=1e-7` (YAML 1.2 float syntax) is a number, not the string YAML 1.1 would make."""
+    s = scn.load("contact_1d", ["aff.delta=1e-7", "loop.dt_s=1E-3"])
+    assert s.aff.delta == 1e-7 and s.loop.dt_s == 1e-3
+    with pytest.raises(scn.ParameterError, match="aff.delta: inf is not finite"):
+        scn.load("contact_1d", ["aff.delta=1e999"])

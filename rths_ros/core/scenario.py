@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -223,6 +224,15 @@ def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...]) -> dict:
     return data
 
 
+class _ScenarioLoader(yaml.SafeLoader):
+    """SafeLoader that also reads exponent floats without a dot (``1e-7``, YAML 1.2) as numbers;
+    YAML 1.1 would make them strings."""
+
+
+_ScenarioLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
 MAX_SCENARIO_BYTES = 1_000_000
 MAX_YAML_ALIASES = 100
 MAX_YAML_DEPTH = 20
@@ -248,7 +258,7 @@ def safe_yaml(text: str, where: str):
                     raise ParameterError(f"{where}: nested deeper than {MAX_YAML_DEPTH} levels; not allowed")
             elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
                 depth -= 1
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_ScenarioLoader)
     except yaml.YAMLError as exc:
         raise ParameterError(f"{where}: not valid YAML ({exc})") from None
 
