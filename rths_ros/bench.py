@@ -2,6 +2,7 @@
 
     rths bench core  [SCENARIO]          per-step cost of each core object (median, p99 in microseconds)
     rths bench loop  [SCENARIO] [--duration S] [--configs a,b,...]   the loop over ROS 2 per configuration
+    rths bench safety [SCENARIO]         reaction to faults: watchdog trip and ramp to the safe pose
 
 Results are written as JSON and a Markdown table (with machine facts: cores, kernel, Python, rmw).
 Numbers are measurements of this machine at this moment; nothing asserts them.
@@ -179,6 +180,92 @@ def markdown_loop(loop: dict) -> str:
                      f"{1e3 * v['step_latency_max_s']:.3f} | {1e3 * v['period_jitter_s']:.3f} | "
                      f"{v['realtime_factor']:.2f} | {v.get('lost_messages', '')} | "
                      f"{v.get('qos_deadline_misses', '')} | {cpu} |")
+    return "\n".join(lines)
+
+
+def _pid_of(out: Path, node: str) -> int | None:
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(out) in cmd and "rths_ros.nodes" in cmd and node in cmd:
+            return int(d.name)
+    return None
+
+
+def _safety_case(name: str, overrides: list[str], out: Path, kill: str | None) -> dict:
+    """One faulted run; returns what the nodes recorded of the abort and the safe pose."""
+    import signal
+    import threading
+
+    from .runner import DomainLease, run_scenario
+    s = scn.load(name, overrides)
+    res: dict = {}
+    lease = DomainLease()
+    domain = lease.domain_id
+    lease.close()
+    t = threading.Thread(target=lambda: res.update(r=run_scenario(s, out, progress=False, domain_id=domain)),
+                         daemon=True)
+    t0 = time.monotonic()
+    t.start()
+    t_kill = None
+    if kill:
+        while time.monotonic() - t0 < 120:
+            prog = out / "progress.json"
+            if prog.exists() and '"running"' in prog.read_text():
+                break
+            time.sleep(0.05)
+        time.sleep(1.5)
+        pid = _pid_of(out, kill)
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+            t_kill = time.monotonic()
+    t.join(600)
+    r = res.get("r")
+    row = {"dt_s": s.loop.dt_s, "case": " ".join(overrides) + (f"; SIGKILL {kill}" if kill else ""), "mode": s.loop.mode,
+           "exit_code": None if r is None else r.code,
+           "reason": "" if r is None else r.message.splitlines()[0][:160],
+           "end_after_kill_s": None if t_kill is None else time.monotonic() - t_kill}
+    for f in sorted((out / "timing").glob("*.json")):
+        data = json.loads(f.read_text())
+        if data.get("watchdog_trip") and "watchdog" not in row:
+            row["watchdog"] = dict(data["watchdog_trip"], node=data["node"])
+        if data.get("safe_pose"):
+            row["safe_pose"] = data["safe_pose"]
+    return row
+
+
+def bench_safety(name: str, out_dir: Path) -> list[dict]:
+    """Reaction to faults, measured on this machine: a killed numerical node (lockstep and realtime,
+    the watchdogs) and a sensor saturation at a known step (the limit check)."""
+    cases = [
+        (["loop.duration_s=600"], "numerical_substructure"),
+        (["loop.duration_s=600", "loop.mode=realtime"], "numerical_substructure"),
+        (["faults.saturate_wrench_at_step=1500"], None),
+        (["faults.saturate_wrench_at_step=1500", "loop.mode=realtime"], None),
+    ]
+    rows = []
+    for i, (ov, kill) in enumerate(cases):
+        print(f"  [{i + 1}/{len(cases)}] {' '.join(ov)}{'; kill ' + kill if kill else ''}", flush=True)
+        rows.append(_safety_case(name, ov, out_dir / f"safety_{i}", kill))
+    return rows
+
+
+def markdown_safety(rows: list[dict]) -> str:
+    lines = ["| case | mode | watchdog: topic, silent [ms] (steps) | abort step | ramp to safe pose: steps (ms) "
+             "| hold steps | run ended after the kill [s] |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        w = r.get("watchdog")
+        wd = (f"{w['topic']} at {w['node']}, {w['silent_s'] * 1e3:.0f} ({w['silent_s'] / r['dt_s']:.0f})"
+              if w else "–")
+        sp = r.get("safe_pose") or {}
+        ramp = f"{sp['ramp_steps']} ({sp['ramp_s'] * 1e3:.0f})" if sp else "–"
+        end = f"{r['end_after_kill_s']:.2f}" if r.get("end_after_kill_s") is not None else "–"
+        lines.append(f"| {r['case']} | {r['mode']} | {wd} | {sp.get('abort_step', '–')} | {ramp} | "
+                     f"{sp.get('hold_steps', '–')} | {end} |")
     return "\n".join(lines)
 
 

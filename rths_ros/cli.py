@@ -7,8 +7,10 @@
     rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
     rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
-    rths bench core|loop|all [SCENARIO]              per-step compute cost / loop timing over ROS 2
+    rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths params [--markdown]                         every scenario parameter with type, unit, range
+    rths identify SCENARIO [--twin | --link [HOST:PORT]] [--out legs.yaml] [--band-s S]
+                                                     closed-loop leg identification (Table 4.1 models)
     rths list                                        the scenarios under config/scenarios/
 """
 from __future__ import annotations
@@ -88,6 +90,11 @@ def cmd_analyze(a) -> int:
         print(f"rths analyze: error: {target} is neither a run directory nor a bag", file=sys.stderr)
         return 2
     out = Path(a.out) if a.out else (bag.parent if bag.name == "bag" else bag.parent / f"{bag.name}-analysis")
+    from .bag import needs_recovery, recover
+    if needs_recovery(bag):
+        info = recover(bag)
+        print(f"rths analyze: {bag} was not closed by its writer; recovered {info['messages']} messages from "
+              f"{info['chunks']} complete chunks (the cut-off file is kept as *.mcap.partial)")
     return _analyze(bag, out)
 
 
@@ -189,6 +196,10 @@ def cmd_bench(a) -> int:
         data["loop"] = bench.bench_loop(a.scenario, a.set, a.duration, configs, out)
         md += ["", bench.markdown_loop(data["loop"])]
         print(bench.markdown_loop(data["loop"]))
+    if a.what == "safety":
+        data["safety"] = bench.bench_safety(a.scenario, out)
+        md += ["", bench.markdown_safety(data["safety"])]
+        print(bench.markdown_safety(data["safety"]))
     bench.write(out, data, "\n".join(md))
     print(f"-> {out / 'bench.json'}, {out / 'bench.md'}")
     return 0
@@ -211,6 +222,88 @@ def cmd_params(a) -> int:
     else:
         for r in rows:
             print(f"{r['key']:<52} {str(r['default']):<24} {r['unit']:<8} {r['allowed']}  -- {r['doc']}")
+    return 0
+
+
+def cmd_identify(a) -> int:
+    """Closed-loop identification of the leg models (seed 000 §4.3.1) on the twin or over the platform link."""
+    from dataclasses import replace
+
+    from .core.sysid import LinkRig, SysIdParams, TwinNoiseParams, TwinRig, identify
+    s = scn.load(a.scenario, a.set)
+    sp = s.sim_plant
+    params = SysIdParams()
+    changes = {}
+    if a.band_s is not None:
+        changes["band_duration_s"] = a.band_s
+    if a.legs:
+        changes["legs"] = tuple(int(v) for v in a.legs.split(",") if v)
+    if changes.get("legs") and not all(1 <= v <= 6 for v in changes["legs"]):
+        raise ParameterError(f"--legs: {a.legs!r} is not allowed; expected leg numbers 1..6")
+    params = replace(params, **changes)
+    params.validate(s.loop.dt_s)       # whole periods per band, below Nyquist, ...
+    closers = []
+    if a.link is None:
+        rig = TwinRig(sp.legs, sp.cascade, TwinNoiseParams(quantisation_m=sp.quantisation_m), s.loop.dt_s, sp.substeps)
+        where = "digital twin (in process, noise on)"
+    else:
+        from .drivers.platform_link import PlatformLinkClient
+        lp = s.hardware.platform_link
+        if a.link:
+            host, _, port = a.link.rpartition(":")
+            if not host or not port.isdigit():
+                print(f"rths identify: error: --link {a.link!r}: expected HOST:PORT", file=sys.stderr)
+                return 2
+            lp = replace(lp, host=host, port=int(port))
+        elif s.hardware.emulate:      # no address and hardware.emulate: the platform emulator, in process
+            from .core import fastpath
+            from .drivers.platform_emulator import PlatformEmulator
+            emu = PlatformEmulator(fastpath.build_plant(s), "lockstep", s.hardware.emulator_watchdog_s,
+                                   seed=fastpath.plant_seed(s, 0))
+            closers.append(emu)
+            from .drivers.hardware import emulated_link_params
+            lp = emulated_link_params(s.hardware, emu.port)
+        client = PlatformLinkClient(lp)
+        closers.append(client)
+        rig = LinkRig(client, s.loop.dt_s)
+        where = f"platform controller at {lp.host}:{lp.port}" + (" (emulator)" if not a.link and
+                                                                   s.hardware.emulate else "")
+    bands = params.n_bands
+    print(f"rths identify {s.name}: legs {', '.join(map(str, params.legs))} on the {where}; {bands} bands up to "
+          f"{params.f_max_hz:g} Hz, spacing {params.spacing_hz:g} Hz, {params.band_duration_s:g} s per band, "
+          f"{params.amplitude_a:g} A rms")
+    t0 = time.monotonic()
+
+    def progress(leg, band, est):
+        f = est.freq_hz
+        print(f"  leg {leg} band {band + 1:>2}/{bands} [{f[0]:5.1f}, {f[-1]:5.1f}] Hz: min coherence "
+              f"{float(est.coherence.min()):.3f}  ({time.monotonic() - t0:6.1f} s)", flush=True)
+    try:
+        res = identify(rig, params, progress)
+    except Exception as exc:
+        from .drivers.platform_link import PlatformLinkError
+        if isinstance(exc, PlatformLinkError):
+            print(f"rths identify: error: {exc}", file=sys.stderr)
+            return 1
+        raise
+    finally:
+        for c in closers:
+            c.close()
+    print(f"{'':3}  {'k_i w_c,i [m/(A s^2)]':^30}   {'w_c,i [rad/s]':^30}")
+    print(f"{'leg':>3}  {'identified':>10} {'scenario':>9} {'error':>9}   {'identified':>10} {'scenario':>9} "
+          f"{'error':>9}  {'lines':>5} {'min coh.':>8}")
+    for fit in res.fits:
+        i = fit.leg - 1
+        num0, wc0 = sp.legs.gain_num[i], sp.legs.omega_c_rad_per_s[i]
+        print(f"{fit.leg:>3}  {fit.gain_num:10.2f} {num0:9.2f} {100 * (fit.gain_num / num0 - 1):+7.2f} %   "
+              f"{fit.omega_c_rad_per_s:10.3f} {wc0:9.3f} {100 * (fit.omega_c_rad_per_s / wc0 - 1):+7.2f} %  "
+              f"{fit.n_lines:5d} {fit.min_coherence:8.3f}")
+    out = Path(a.out)
+    if out.parent != Path("."):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    res.write_yaml(out, base=sp.legs)
+    print(f"-> {out} (sim_plant.legs; merge into a scenario or load with rths_ros.core.sysid.load_plant_config) "
+          f"in {time.monotonic() - t0:.1f} s")
     return 0
 
 
@@ -264,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--out")
     co.set_defaults(func=cmd_compare)
     b = sub.add_parser("bench", help="measure the loop and the per-step cost of the core objects")
-    b.add_argument("what", choices=("core", "loop", "all"))
+    b.add_argument("what", choices=("core", "loop", "all", "safety"))
     b.add_argument("scenario", nargs="?", default="contact_1d")
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run")
@@ -279,6 +372,18 @@ def build_parser() -> argparse.ArgumentParser:
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
+    idf = sub.add_parser("identify", help="closed-loop identification of the leg models (seed 000 Table 4.1)")
+    _scenario_args(idf)
+    rig = idf.add_mutually_exclusive_group()
+    rig.add_argument("--twin", action="store_true", help="identify the digital twin's legs in process (default)")
+    rig.add_argument("--link", nargs="?", const="", default=None, metavar="HOST:PORT",
+                     help="identify over the platform link; without HOST:PORT the scenario's hardware.platform_link "
+                          "address, or the in-process emulator when hardware.emulate is true")
+    idf.add_argument("--out", default="legs.yaml", help="YAML with the identified sim_plant.legs (default legs.yaml)")
+    idf.add_argument("--band-s", type=float, default=None, metavar="SECONDS",
+                     help="excitation time per band (default 200 s, the thesis's)")
+    idf.add_argument("--legs", default="", metavar="1,2,...", help="legs to identify (default all six)")
+    idf.set_defaults(func=cmd_identify)
     li = sub.add_parser("list", help="list the scenarios")
     li.set_defaults(func=cmd_list)
     return p

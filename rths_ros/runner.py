@@ -4,8 +4,9 @@
   output in OUT/logs/<node>.log.
 * Every run gets its own ROS domain id (held by a lock file for the run's lifetime) and
   localhost-only discovery, so parallel runs and parallel tests never hear each other.
-* If a node dies, the others are stopped and the run fails naming the node; on Ctrl-C or SIGTERM
-  every node is stopped.  Node processes also die with the runner (PR_SET_PDEATHSIG), so no orphan
+* If a node aborts or dies, the others get time to react (the watchdogs fire, the plant ramps to its
+  safe pose, the recorder closes the bag; ``safety.watchdog_s`` + the ramp + 5 s), then whatever is
+  left is stopped and the run fails naming the node; on Ctrl-C or SIGTERM every node is stopped.  Node processes also die with the runner (PR_SET_PDEATHSIG), so no orphan
   is left even if the runner is killed.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import ctypes
 import errno
 import fcntl
 import json
+import math
 import os
 import random
 import signal
@@ -164,9 +166,6 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     scenario_path = out / "scenario.yaml"
     scenario_path.write_text(scn.dump(scenario))
     nodes = list(scenario.run_nodes)
-    if scenario.plant == "hardware":
-        raise RunError("plant=hardware: the hardware drivers are not part of this installation yet; "
-                       "use plant=sim")
     lease = DomainLease(domain_id)
     env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}
@@ -191,6 +190,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                                            env=env, preexec_fn=_die_with_parent, cwd=str(out))
             fh.close()
         last_print = 0.0
+        drain_until = None
+        sp = scenario.safety
+        drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario)
         limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         interactive = sys.stdout.isatty()
         while True:
@@ -200,8 +202,14 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 break
             codes = {n: p.poll() for n, p in procs.items()}
             failed = [n for n, c in codes.items() if c not in (None, 0)]
-            if failed:
-                name = failed[0]
+            if failed and drain_until is None:
+                # a node aborted (exit 3) or died: give the others time to see the abort, ramp the platform
+                # to its safe pose, flush the bag and exit by themselves; then stop what is left
+                drain_until = time.monotonic() + drain_s
+            if drain_until is not None and (all(c is not None for c in codes.values())
+                                            or time.monotonic() > drain_until):
+                crashed = [n for n in failed if codes[n] != 3]
+                name = (crashed or failed)[0]
                 result.code = 1
                 result.failed_node = name
                 result.message = (f"node {name} exited with code {codes[name]} "
@@ -233,11 +241,27 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             signal.signal(s, h)
         lease.close()
     result.exit_codes = {n: p.returncode for n, p in procs.items()}
+    from .bag import needs_recovery, recover
+    if needs_recovery(out / "bag"):     # the recorder did not close its bag (killed): keep what was flushed
+        try:
+            info = recover(out / "bag")
+            note = (f"bag recovered: {info['messages']} messages from {info['chunks']} complete chunks "
+                    "(the recorder did not close it)")
+        except Exception as exc:  # noqa: BLE001 - report, never lose the run's result over it
+            note = f"bag could not be recovered: {exc}"
+        result.message = (result.message + "\n" + note).strip()
     aborts = _aborts(out)
     if aborts and result.code != 0:
         result.message = f"run aborted: {aborts[0]}\n" + result.message
     result.wall_s = time.monotonic() - t0
     return result
+
+
+def safe_ramp_bound_s(scenario: scn.Scenario) -> float:
+    """Upper bound of the ramp to the safe pose and the hold: the longest leg travel is bounded by the
+    interface limit plus the lift (cosine profile, peak speed ramp_speed_m_per_s)."""
+    sp = scenario.safety
+    return math.pi * (sp.interface_limit_m + sp.safe_lift_m) / (2.0 * sp.ramp_speed_m_per_s) + sp.hold_s
 
 
 def _aborts(out: Path) -> list[str]:

@@ -30,6 +30,7 @@ def _msg_class(type_name: str):
 class Recorder(RthsNode):
     role = "recorder"
     QUIET_S = 0.5
+    FLUSH_S = 0.25
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
@@ -53,6 +54,12 @@ class Recorder(RthsNode):
                 self._expect_sub.append((sub, t.name))
         self._closed = False
         self.create_timer(0.1, self._check_quiet)
+        # crash safety: hand the data to the file every FLUSH_S (a killed recorder loses at most that)
+        self.create_timer(self.FLUSH_S, self._flush)
+
+    def _flush(self) -> None:
+        if not self._closed:
+            self.bag.flush()
 
     def _writer_for(self, topic: str):
         write = self.bag.write_raw

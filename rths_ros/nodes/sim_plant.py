@@ -22,7 +22,7 @@ from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 from ..runtime.beat import BeatNode
 from ..runtime.node import node_main, set_stamp, stamp_ns
 
-from ..core.safety import non_finite
+from ..core.safety import SafePoseRamp, non_finite, safe_pose_lengths
 
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
@@ -102,8 +102,12 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         w.step = k
         f, t = w.wrench.force, w.wrench.torque
         ww = o.wrench
-        if k == self.scenario.faults.nan_wrench_at_step:   # injected sensor fault
+        fp = self.scenario.faults
+        if k == fp.nan_wrench_at_step:   # injected sensor fault
             ww = [float("nan")] * 6
+        elif 0 <= fp.saturate_wrench_at_step <= k:   # injected: the sensor reads beyond its range
+            ww = list(ww)
+            ww[2] = 2.0 * self.scenario.safety.force_limit_n
         f.x, f.y, f.z = float(ww[0]), float(ww[1]), float(ww[2])
         t.x, t.y, t.z = float(ww[3]), float(ww[4]), float(ww[5])
         w.sequence = k & 0xFFFFFFFF
@@ -112,6 +116,16 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
     def on_arrival(self, inp) -> None:
         """End-to-end step latency: from the measurement this command answers to its arrival."""
         self.timing.latency((time.time_ns() - stamp_ns(inp.origin_stamp)) * 1e-9)
+
+    def make_safe_ramp(self):
+        if self.plant is None:
+            return None
+        sp = self.scenario.safety
+        b_safe = safe_pose_lengths(self.plant.kinematics, sp.safe_lift_m)
+        return SafePoseRamp(self.out.lengths, b_safe, sp.ramp_speed_m_per_s, self.dt, sp.hold_s)
+
+    def safe_step(self, length, velocity) -> None:
+        self.out = self.plant.step(length, velocity)
 
     def advance(self, k_next: int, inp) -> None:
         if inp is not None:

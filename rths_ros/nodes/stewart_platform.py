@@ -38,6 +38,11 @@ class StewartPlatformNode(RthsNode):
         self.leg_msg = LegCommand()
         self.state_msg = InterfaceState()
         self.faulted = False
+        sp, fp = scenario.safety, scenario.faults
+        dofs = scenario.platform.interface.dofs
+        self._lin = [i for i, d in enumerate(dofs) if d in ("x", "y", "z")]
+        self._q_lim = sp.interface_limit_m
+        self._offset_at, self._offset_m = fp.leg_command_offset_at_step, fp.leg_command_offset_m
         # ILC: the feedforward of each trial comes from the ilc_learner before the trial starts
         self.ilc = IlcSeries(scenario) if "ilc_learner" in scenario.run_nodes else None
         self.ilc_ff: dict[int, np.ndarray] = {0: np.zeros((6, scenario.steps))}
@@ -93,12 +98,15 @@ class StewartPlatformNode(RthsNode):
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()
+        for i in self._lin:
+            if abs(msg.position[i]) > self._q_lim:
+                self._fault(msg.step, f"interface displacement {float(msg.position[i]):.6g} m beyond "
+                                      f"safety.interface_limit_m = {self._q_lim:g} m")
+                return
         try:
             cmd = self.commander.command(msg.position, msg.velocity)
         except LimitViolation as exc:
-            self.faulted = True
-            self.abort_reason = f"step {msg.step}: {exc}"
-            self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
+            self._fault(msg.step, str(exc))
             return
         try:
             if self.aff is not None:
@@ -111,10 +119,11 @@ class StewartPlatformNode(RthsNode):
                                cmd.feedforward_position)
                 if self.ilc.position and self.commander.params.enforce_limits:
                     self.commander.check(cmd.length, cmd.velocity)
+            if 0 <= self._offset_at <= msg.step:     # injected fault: a wrong leg command
+                cmd.length[0] += self._offset_m
+                self.commander.check(cmd.length, cmd.velocity)
         except LimitViolation as exc:
-            self.faulted = True
-            self.abort_reason = f"step {msg.step}: feedforward: {exc}"
-            self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
+            self._fault(msg.step, f"feedforward: {exc}")
             return
         m = self.leg_msg
         m.header.stamp = msg.header.stamp
@@ -128,6 +137,12 @@ class StewartPlatformNode(RthsNode):
         self.timing.latency((time.time_ns() - stamp_ns(msg.origin_stamp)) * 1e-9)
         self.timing.compute(time.perf_counter_ns() - t0)
         self.sync_readers(msg.step)
+
+    def _fault(self, step: int, what: str) -> None:
+        """A command the platform must not execute: nothing more is commanded, the run aborts."""
+        self.faulted = True
+        self.abort_reason = f"step {step}: {what}"
+        self.emit(TestEvent.ABORT, step, self.abort_reason)
 
     def on_leg_state(self, msg: LegState) -> None:
         if self.done or not self.enter_trial(msg.step):

@@ -4,9 +4,11 @@ Waits until every node of the scenario has announced READY (all its topics conne
 START (trial 0 begins).  When the beat-setting node reports DONE for a trial, it either starts the
 next trial -- after the pause (loop.pause_s, wall clock in realtime mode) and once every learner
 has announced READY for that trial (its feedforward for the trial is published) -- or, after the
-last trial, sends STOP.  Any message on /rths/estop (std_msgs/String, the reason) aborts the run.  A node that
-does not become ready within loop.start_timeout_s aborts the run with a reason that names it and
-its unconnected topics.
+last trial, sends STOP.  Any message on /rths/estop (std_msgs/String, the reason) or a call of the
+/rths/estop service (std_srvs/Trigger) aborts the run.  A node that does not become ready within
+loop.start_timeout_s aborts the run with a reason that names it and its unconnected topics.  After an
+abort it stays until the plant reports SAFE (the platform holds its safe pose), so events.json has the
+whole sequence.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from ..runtime.node import EVENT_NAMES, RthsNode, node_main
 
 from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402
 from std_msgs.msg import String
+from std_srvs.srv import Trigger
 
 from ..runtime.qos import diagnostics_qos, events_qos
 
@@ -39,6 +42,12 @@ class Supervisor(RthsNode):
         self.create_subscription(LoopTiming, "/rths/timing", self._on_timing, diagnostics_qos())
         # emergency stop: any message on /rths/estop aborts the run with its text as the reason
         self.create_subscription(String, "/rths/estop", self._on_estop, events_qos())
+        self.create_service(Trigger, "/rths/estop", self._on_estop_service)
+        #: after an abort, wait for SAFE from the node that drives the platform (if it runs)
+        self.safe_from = {n for n in scenario.run_nodes if n in ("sim_plant", "hardware_plant")}
+        self.safe_received = False
+        from ..runner import safe_ramp_bound_s
+        self.safe_timeout_s = safe_ramp_bound_s(scenario) + 3.0
         self.create_timer(0.1, self._tick)
         self.create_timer(0.5, self._write_progress)
 
@@ -48,6 +57,17 @@ class Supervisor(RthsNode):
             self.get_logger().error(reason)
             self.abort_reason = reason
             self.emit(TestEvent.ABORT, reason=reason)
+
+    def _on_estop_service(self, request, response):
+        if self._stop_sent_at is None:
+            reason = "emergency stop: service call"
+            self.get_logger().error(reason)
+            self.abort_reason = reason
+            self.emit(TestEvent.ABORT, reason=reason)
+            response.success, response.message = True, "abort sent"
+        else:
+            response.success, response.message = False, "the run is already ending"
+        return response
 
     def _on_timing(self, msg) -> None:
         self.progress[msg.node] = int(msg.steps)
@@ -88,7 +108,10 @@ class Supervisor(RthsNode):
                 self.emit(TestEvent.STOP, msg.step, trial=int(msg.trial))
                 self._stop_sent_at = time.monotonic()
         elif msg.type == TestEvent.ABORT and msg.source != self.role:
-            self.abort_reason = f"abort by {msg.source}: {msg.reason}"
+            if not self.abort_reason or self.abort_reason == msg.reason:
+                self.abort_reason = f"abort by {msg.source}: {msg.reason}"
+        elif msg.type == TestEvent.SAFE:
+            self.safe_received = True
 
     def on_stop(self) -> None:  # our own STOP: stay until the others had time to see it
         pass
@@ -122,7 +145,10 @@ class Supervisor(RthsNode):
             self._stop_sent_at = now
             self.exit_code = 3
         if self._stop_sent_at is not None and now - self._stop_sent_at > 0.5:
-            self.finish(self.exit_code)
+            waiting_safe = (self.exit_code == 3 and self.safe_from and not self.safe_received
+                            and now - self._stop_sent_at < self.safe_timeout_s)
+            if not waiting_safe:
+                self.finish(self.exit_code)
 
     def finalize(self) -> None:
         if self.out_dir is not None:

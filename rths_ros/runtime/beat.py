@@ -11,6 +11,10 @@ tell from a message's step alone which trial it belongs to and reset itself at a
 independent of the order in which events and data arrive.  After the last step of a trial the beat
 node reports DONE (step, trial) and waits; the supervisor answers TRIAL_BEGIN for the next trial
 (once the learners are ready) or STOP.
+
+Abort: a beat node that drives hardware (the plant) stops following the loop and ramps to its safe
+pose (:meth:`make_safe_ramp`, :class:`rths_ros.core.safety.SafePoseRamp`), publishing its output every
+step as before (the step index keeps counting), then reports SAFE and ends.
 """
 from __future__ import annotations
 
@@ -37,6 +41,10 @@ class BeatNode(RthsNode):
         self._thread: threading.Thread | None = None
         self._running_trial = False
         self._begin = threading.Event()
+        self._step_lock = threading.Lock()
+        self._aborting = False
+        self._ramp_thread: threading.Thread | None = None
+        self.safe_info: dict | None = None
 
     # -- to implement ------------------------------------------------------------------------
     def emit_output(self, k: int, origin_ns: int) -> None:
@@ -55,6 +63,63 @@ class BeatNode(RthsNode):
 
     def on_arrival(self, inp) -> None:
         """Hook: an input arrived (both modes), e.g. to measure the step latency at arrival."""
+
+    def make_safe_ramp(self):
+        """Hook: a :class:`~rths_ros.core.safety.SafePoseRamp` from the present state, or None (no safe
+        pose: the node just ends on ABORT)."""
+        return None
+
+    def safe_step(self, length, velocity) -> None:
+        """Hook: advance the model one step with a safe-ramp command (leg lengths, velocity feedforward)."""
+        raise NotImplementedError
+
+    # -- abort: ramp to the safe pose ------------------------------------------------------------
+    def on_abort(self, msg) -> None:
+        if self._ramp_thread is not None:
+            return
+        ramp = self.make_safe_ramp() if self.started else None
+        if ramp is None:
+            super().on_abort(msg)
+            return
+        with self._step_lock:
+            self._aborting = True
+            self._running_trial = False
+        self._ramp_thread = threading.Thread(target=self._run_ramp, args=(ramp,), name=f"{self.role}-safe",
+                                             daemon=True)
+        self._ramp_thread.start()
+
+    def _run_ramp(self, ramp) -> None:
+        k_abort = self.k
+        t0 = time.monotonic()
+        next_t = t0
+        realtime = self.mode == "realtime"
+        for j in range(1, ramp.total_steps + 1):
+            if realtime:
+                next_t += self.dt
+                delay = next_t - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+            with self._step_lock:
+                length, velocity = ramp.command(j)
+                self.safe_step(length, velocity)
+                self.k += 1
+                self.emit_output(self.k, time.time_ns())
+        self.safe_info = {"abort_step": int(k_abort), "ramp_steps": ramp.ramp_steps, "hold_steps": ramp.hold_steps,
+                          "ramp_s": ramp.duration_s, "wall_s": time.monotonic() - t0,
+                          "max_leg_travel_m": float(abs(ramp.delta).max())}
+        reason = (f"safe pose reached {ramp.ramp_steps} steps ({ramp.duration_s * 1e3:.0f} ms) after the abort at "
+                  f"step {k_abort}, held {ramp.hold_steps} steps")
+        self.get_logger().info(reason)
+        self.emit(TestEvent.SAFE, self.k, reason)
+        self.publish_timing()
+        self.sync_readers(0, force=True)
+        self.finish(3)
+
+    def timing_summary(self) -> dict:
+        s = super().timing_summary()
+        if self.safe_info is not None:
+            s["safe_pose"] = self.safe_info
+        return s
 
     # -- machinery ---------------------------------------------------------------------------
     def on_start(self) -> None:
@@ -97,11 +162,14 @@ class BeatNode(RthsNode):
         if k_in != self.k + 1:
             self.timing.late_messages += 1
             return
-        self.timing.tick()
-        self.advance(k_in, inp)
-        self.k = k_in
-        self.timing.compute(time.perf_counter_ns() - t0)
-        self.emit_output(self.k, time.time_ns())
+        with self._step_lock:
+            if self._aborting:
+                return
+            self.timing.tick()
+            self.advance(k_in, inp)
+            self.k = k_in
+            self.timing.compute(time.perf_counter_ns() - t0)
+            self.emit_output(self.k, time.time_ns())
         self.sync_readers(self.k)
         if self.k >= self.last_step_of_trial:
             self._end_of_trial()
@@ -114,20 +182,23 @@ class BeatNode(RthsNode):
             self.clock.start()
             self.clock.k = 0
             self.emit_output(self.k, time.time_ns())
-            while not self.done and self.k < self.last_step_of_trial:
+            while not self.done and not self._aborting and self.k < self.last_step_of_trial:
                 self.clock.wait_next()
-                k_next = self.k + 1
-                self.timing.tick()
-                t0 = time.perf_counter_ns()
-                inp = self._latest
-                if inp is None or self.input_step(inp) != k_next:
-                    self.timing.late_messages += 1
-                self.advance(k_next, inp)
-                self.k = k_next
-                self.emit_output(k_next, time.time_ns())
-                self.timing.compute(time.perf_counter_ns() - t0)
+                with self._step_lock:
+                    if self._aborting:
+                        break
+                    k_next = self.k + 1
+                    self.timing.tick()
+                    t0 = time.perf_counter_ns()
+                    inp = self._latest
+                    if inp is None or self.input_step(inp) != k_next:
+                        self.timing.late_messages += 1
+                    self.advance(k_next, inp)
+                    self.k = k_next
+                    self.emit_output(k_next, time.time_ns())
+                    self.timing.compute(time.perf_counter_ns() - t0)
             self.timing.overruns = self.clock.overruns
-            if not self.done:
+            if not self.done and not self._aborting:
                 self._end_of_trial()
 
     def _end_of_trial(self) -> None:
@@ -145,4 +216,6 @@ class BeatNode(RthsNode):
         self.done = True
         if self._thread is not None:
             self._thread.join(timeout=1.0)
+        if self._ramp_thread is not None:
+            self._ramp_thread.join(timeout=1.0)
         super().finalize()

@@ -44,7 +44,8 @@ from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402  (generated message
 
 EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
                TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",
-               TestEvent.STOP: "STOP", TestEvent.ABORT: "ABORT", TestEvent.DONE: "DONE"}
+               TestEvent.STOP: "STOP", TestEvent.ABORT: "ABORT", TestEvent.DONE: "DONE",
+               TestEvent.SAFE: "SAFE"}
 
 
 def stamp_ns(stamp) -> int:
@@ -93,6 +94,14 @@ class RthsNode(Node):
         self._timing_msg = LoopTiming()
         self.create_timer(1.0, self.publish_timing)
         self._ready_timer = self.create_timer(0.05, self._check_ready)
+        # watchdog on every control topic this node reads (see _watched / _check_watchdog)
+        sp = scenario.safety
+        self._watch: dict[str, list] = {}
+        self._watch_limit_ns = int((sp.watchdog_steps * self.dt if self.mode == "realtime" else sp.watchdog_s) * 1e9)
+        self.watchdog_trip: dict | None = None
+        self._watch_last_check = 0
+        self.watchdog_stalls = 0      # checks skipped because this process itself had stalled
+        self.create_timer(min(0.1, max(self._watch_limit_ns * 1e-9 / 5.0, 0.002)), self._check_watchdog)
 
     # -- parameters ------------------------------------------------------------------------
     def _declare_scenario_parameters(self) -> None:
@@ -149,6 +158,7 @@ class RthsNode(Node):
         Python side: an arrival gap longer than the deadline is a deadline miss, a gap in the step
         index is a lost message.
         """
+        callback = self._watched(topic, callback)
         if self.local_bus is not None:
             self.local_bus.subscribe(topic, self._monitored(callback), deferred=topic in self.beat_inputs)
             return None
@@ -177,6 +187,52 @@ class RthsNode(Node):
             state["last_step"] = k
             callback(msg)
         return cb
+
+    # -- watchdog ---------------------------------------------------------------------------
+    def _watched(self, topic: str, callback):
+        """Record each arrival (wall time, step) of ``topic`` for the watchdog.  A topic is armed by its
+        first message of a trial and disarmed by DONE / TRIAL_END / STOP / ABORT (pauses between trials)."""
+        entry = self._watch.setdefault(topic, [0, -1, False])
+
+        def cb(msg):
+            entry[0] = time.monotonic_ns()
+            entry[1] = msg.step
+            entry[2] = True
+            callback(msg)
+        return cb
+
+    def _disarm_watchdog(self) -> None:
+        for entry in self._watch.values():
+            entry[2] = False
+
+    def _check_watchdog(self) -> None:
+        """Realtime: a topic silent for safety.watchdog_steps steps; lockstep: for safety.watchdog_s of wall
+        time (the loop made no progress).  Either aborts the run naming the topic."""
+        now = time.monotonic_ns()
+        last_check, self._watch_last_check = self._watch_last_check, now
+        if not self.started or self.done or self.abort_reason or self.watchdog_trip is not None:
+            return
+        if last_check and now - last_check > self._watch_limit_ns // 2:
+            # this process itself did not run for a while (scheduling, a collection): the silence says
+            # nothing about the producers; restart every window
+            self.watchdog_stalls += 1
+            for entry in self._watch.values():
+                entry[0] = now
+            return
+        for topic, (last_ns, last_step, armed) in self._watch.items():
+            silent = now - last_ns
+            if armed and silent > self._watch_limit_ns:
+                silent_s = silent * 1e-9
+                limit = (f"safety.watchdog_steps = {self.scenario.safety.watchdog_steps}" if self.mode == "realtime"
+                         else f"safety.watchdog_s = {self.scenario.safety.watchdog_s:g} s")
+                reason = (f"watchdog: no {topic} for {silent_s * 1e3:.0f} ms ({silent_s / self.dt:.0f} steps) "
+                          f"after step {last_step} ({limit})")
+                self.watchdog_trip = {"topic": topic, "last_step": int(last_step), "silent_s": silent_s,
+                                      "limit_s": self._watch_limit_ns * 1e-9}
+                self.abort_reason = reason
+                self.get_logger().error(reason)
+                self.emit(TestEvent.ABORT, int(last_step), reason)
+                return
 
     def _on_deadline(self, info) -> None:
         if self.started and not self.done:
@@ -235,13 +291,16 @@ class RthsNode(Node):
             self.emit(TestEvent.READY)
 
     def _on_event(self, msg: TestEvent) -> None:
+        if msg.type in (TestEvent.DONE, TestEvent.TRIAL_END, TestEvent.STOP, TestEvent.ABORT):
+            self._disarm_watchdog()
         if msg.type == TestEvent.START and not self.started:
             self.started = True
             self.on_start()
         elif msg.type == TestEvent.STOP and not self.done:
             self.on_stop()
         elif msg.type == TestEvent.ABORT and not self.done:
-            self.abort_reason = msg.reason or f"abort by {msg.source}"
+            if not self.abort_reason or msg.source == self.role:
+                self.abort_reason = msg.reason or f"abort by {msg.source}"
             self.on_abort(msg)
         self.on_event(msg)
 
@@ -323,6 +382,9 @@ class RthsNode(Node):
         s["process_cpu_s"] = time.process_time()   # the whole process (all nodes of a composed process)
         s["exit_code"] = self.exit_code
         s["abort_reason"] = self.abort_reason
+        s["watchdog_stalls"] = self.watchdog_stalls
+        if self.watchdog_trip is not None:
+            s["watchdog_trip"] = self.watchdog_trip
         return s
 
     def finalize(self) -> None:

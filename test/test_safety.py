@@ -1,0 +1,278 @@
+"""Safety layer: limits, watchdogs, the ramp to the safe pose, the emergency stop, a killed recorder.
+
+Every fault asserts its outcome: the runner exits non-zero with the reason, the platform is commanded
+to the safe pose within a stated number of steps (the plant's SAFE event and the recorded leg
+lengths), and the bag is readable.  docs/safety.md lists the limits and the measured reaction times.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rths_ros.analysis.run_analysis import record_from_bag
+from rths_ros.bag import read_bag
+from rths_ros.core import scenario as scn
+from rths_ros.core.params import ParameterError
+from rths_ros.core.safety import SafePoseRamp, safe_pose_lengths, wrench_out_of_range
+from rths_ros.core.stewart import StewartKinematics
+from rths_ros.runner import DomainLease, run_scenario, safe_ramp_bound_s
+
+DT = 1e-3
+
+
+# ------------------------------------------------------------------------------------------------
+# core
+
+
+def test_safe_pose_ramp_keeps_the_leg_speed_and_ends_at_rest_on_the_safe_pose():
+    kin = StewartKinematics()
+    b_safe = safe_pose_lengths(kin, 0.005)
+    assert np.all(np.abs(b_safe - kin.home_lengths) > 1e-3)          # lifted: every leg moves
+    b0 = kin.home_lengths + np.array([-3e-3, 2e-3, -1e-3, 0.0, 4e-3, -6e-3])
+    ramp = SafePoseRamp(b0, b_safe, 0.05, DT, hold_s=0.1)
+    lengths = np.array([ramp.command(j)[0] for j in range(ramp.total_steps + 1)])
+    vel = np.array([ramp.command(j)[1] for j in range(ramp.total_steps + 1)])
+    assert np.max(np.abs(np.diff(lengths, axis=0))) / DT <= 0.05 + 1e-9
+    assert np.max(np.abs(vel)) <= 0.05 + 1e-9
+    np.testing.assert_allclose(lengths[0], b0, atol=1e-15)
+    np.testing.assert_allclose(lengths[ramp.ramp_steps:], np.tile(b_safe, (ramp.hold_steps + 1, 1)), atol=1e-15)
+    assert np.all(vel[ramp.ramp_steps:] == 0.0) and ramp.hold_steps == 100
+    # the shortest whole number of steps for the largest travel: T = pi * max|db| / (2 v)
+    travel = np.max(np.abs(b_safe - b0))
+    assert ramp.ramp_steps == int(np.ceil(np.pi * travel / (2 * 0.05) / DT - 1e-9))
+
+
+def test_wrench_limits_name_the_axis_and_the_limit():
+    assert wrench_out_of_range([1, 2, 3, 0.1, 0.2, 0.3], 1e4, 500.0, 7) is None
+    r = wrench_out_of_range([0, 0, -1.2e4, 0, 0, 0], 1e4, 500.0, 7)
+    assert "Fz = -12000 N beyond the rated 10000 N (safety.force_limit_n) at step 7" in r
+    r = wrench_out_of_range([0, 0, 0, 0, 650.0, 0], 1e4, 500.0, 9)
+    assert "Ty = 650 N m beyond the rated 500 N m (safety.torque_limit_nm)" in r
+
+
+def test_safety_parameters_are_validated():
+    with pytest.raises(ParameterError, match="safety.ramp_speed_m_per_s"):
+        scn.load("contact_1d", ["safety.ramp_speed_m_per_s=2.0"])
+    with pytest.raises(ParameterError, match="safety.watchdog_steps"):
+        scn.load("contact_1d", ["safety.watchdog_steps=1"])
+    s = scn.load("contact_1d")
+    assert safe_ramp_bound_s(s) < 3.0
+
+
+# ------------------------------------------------------------------------------------------------
+# the graph: each fault ends in the safe pose
+
+
+def _run(tmp_path: Path, name: str, overrides: list[str], composed: bool = False):
+    s = scn.load("contact_1d", overrides)
+    out = tmp_path / name
+    t0 = time.monotonic()
+    res = run_scenario(s, out, composed=composed, progress=False)
+    return s, out, res, time.monotonic() - t0
+
+
+def _events(out: Path) -> list[dict]:
+    return json.loads((out / "events.json").read_text())
+
+
+def _assert_safe(s, out: Path, abort_step: int | None = None) -> dict:
+    """SAFE follows ABORT, the plant's last recorded leg lengths are the safe pose, and the number of
+    steps from the abort to the safe pose is the ramp's.  Returns the plant's safe-pose record."""
+    ev = _events(out)
+    kinds = [e["type"] for e in ev]
+    assert "ABORT" in kinds and "SAFE" in kinds, kinds
+    assert kinds.index("SAFE") > kinds.index("ABORT")
+    info = json.loads((out / "timing" / "sim_plant.json").read_text())["safe_pose"]
+    if abort_step is not None:
+        assert abs(info["abort_step"] - abort_step) <= 2, (info, abort_step)
+    states = read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]
+    steps = [int(m.step) for _, m in states]
+    last = np.asarray(states[-1][1].length)
+    kin = StewartKinematics(s.platform.geometry)
+    b_safe = safe_pose_lengths(kin, s.safety.safe_lift_m)
+    # the ramp ended on the safe pose (the legs settle within the hold; 0.2 mm)
+    assert np.max(np.abs(last - b_safe)) < 2e-4, last - b_safe
+    assert steps[-1] == info["abort_step"] + info["ramp_steps"] + info["hold_steps"]
+    assert info["ramp_steps"] * s.loop.dt_s <= safe_ramp_bound_s(s)
+    return info
+
+
+def test_sensor_saturation_aborts_and_the_platform_ramps_to_the_safe_pose(tmp_path):
+    s, out, res, _ = _run(tmp_path, "sat", ["faults.saturate_wrench_at_step=1500"])
+    assert res.code != 0
+    assert "force/torque sensor saturated: Fz = 20000 N beyond the rated 10000 N" in res.message, res.message
+    _assert_safe(s, out, 1500)
+    rec, _, _ = record_from_bag(out / "bag")
+    assert rec["aborted"] and rec["k"][-1] == 1499              # everything up to the fault is kept
+
+
+def test_leg_command_beyond_the_stroke_is_never_sent(tmp_path):
+    s, out, res, _ = _run(tmp_path, "stroke", ["faults.leg_command_offset_at_step=1200"])
+    assert res.code != 0
+    assert "leg 1: commanded length" in res.message and "above the maximum" in res.message, res.message
+    _assert_safe(s, out, 1199)
+    cmds = read_bag(out / "bag", ["/rths/leg_command"])["/rths/leg_command"]
+    hi = s.platform.geometry.leg_length_max_m if hasattr(s.platform.geometry, "leg_length_max_m") else None
+    assert max(int(m.step) for _, m in cmds) < 1200            # the bad command was not published
+    if hi is not None:
+        assert max(max(m.length) for _, m in cmds) <= hi
+
+
+def test_interface_displacement_limit_aborts(tmp_path):
+    s, out, res, _ = _run(tmp_path, "ifl", ["safety.interface_limit_m=0.008"])
+    assert res.code != 0
+    assert "beyond safety.interface_limit_m = 0.008 m" in res.message, res.message
+    _assert_safe(s, out)
+
+
+def _start(tmp_path: Path, name: str, overrides: list[str], composed: bool = False):
+    """Run in a thread; returns (scenario, out, result dict, thread) once the loop is running."""
+    s = scn.load("contact_1d", overrides)
+    out = tmp_path / name
+    result: dict = {}
+    lease = DomainLease()
+    domain = lease.domain_id
+    lease.close()
+    t = threading.Thread(target=lambda: result.update(
+        r=run_scenario(s, out, composed=composed, progress=False, domain_id=domain)), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        prog = out / "progress.json"
+        if prog.exists() and '"running"' in prog.read_text():
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the run never started")
+    time.sleep(1.0)     # well into the trial
+    return s, out, result, t, domain
+
+
+def _pid_of(out: Path, node: str) -> int:
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(out) in cmd and "rths_ros.nodes" in cmd and node in cmd:
+            return int(d.name)
+    raise AssertionError(f"no process of {node}")
+
+
+def test_killed_numerical_node_trips_the_watchdog_and_the_platform_goes_safe(tmp_path):
+    s, out, result, t, _ = _start(tmp_path, "killnum", ["loop.duration_s=600", "safety.watchdog_s=0.5"])
+    t_kill = time.monotonic()
+    os.kill(_pid_of(out, "numerical_substructure"), signal.SIGKILL)
+    t.join(60)
+    reaction = time.monotonic() - t_kill
+    r = result["r"]
+    assert r.code != 0 and r.failed_node == "numerical_substructure", r.message
+    assert "watchdog: no /rths/interface_command" in r.message, r.message
+    trips = [json.loads(p.read_text()).get("watchdog_trip") for p in (out / "timing").glob("*.json")]
+    trips = [x for x in trips if x]
+    assert trips and all(0.5 <= x["silent_s"] < 1.5 for x in trips), trips
+    _assert_safe(s, out)
+    assert reaction < 15.0
+    assert read_bag(out / "bag", ["/rths/interface_command"])["/rths/interface_command"]
+
+
+def test_killed_plant_is_named_and_the_others_stop_on_the_watchdog(tmp_path):
+    """The simulated plant is gone, so nothing can ramp it; the rest of the graph notices the silence
+    and stops.  (On a rig the platform controller's own heartbeat watchdog holds the platform; the
+    platform link emulator tests that.)"""
+    s, out, result, t, _ = _start(tmp_path, "killplant", ["loop.duration_s=600", "safety.watchdog_s=0.5"])
+    os.kill(_pid_of(out, "sim_plant"), signal.SIGKILL)
+    t.join(60)
+    r = result["r"]
+    assert r.code != 0 and r.failed_node == "sim_plant", r.message
+    assert "watchdog: no /rths/" in r.message, r.message
+    assert read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]
+
+
+def test_lost_force_message_in_lockstep_stalls_the_loop_and_the_watchdog_aborts(tmp_path):
+    s, out, res, wall = _run(tmp_path, "drop_ls", ["faults.drop_force_fraction=0.001", "safety.watchdog_s=0.5"])
+    assert res.code != 0
+    # the loop waits for the lost sample: every reader of the loop's topics falls silent; the first
+    # watchdog to fire names its topic
+    assert "watchdog: no /rths/" in res.message and "safety.watchdog_s = 0.5 s" in res.message, res.message
+    assert json.loads((out / "timing" / "ft_sensor.json").read_text())["injected_drops"] >= 1
+    _assert_safe(s, out)
+
+
+def test_realtime_tolerates_ten_percent_lost_force_messages_and_counts_them(tmp_path):
+    s, out, res, _ = _run(tmp_path, "drop_rt", ["loop.mode=realtime", "faults.drop_force_fraction=0.1"],
+                          composed=True)
+    assert res.code == 0, res.message
+    ft = json.loads((out / "timing" / "ft_sensor.json").read_text())
+    num = json.loads((out / "timing" / "numerical_substructure.json").read_text())
+    n = s.steps + 1
+    assert 0.07 * n < ft["injected_drops"] < 0.13 * n, ft["injected_drops"]
+    assert num["lost_messages"] >= 0.9 * ft["injected_drops"], (num["lost_messages"], ft["injected_drops"])
+    from rths_ros.analysis.run_analysis import analyze_bag
+    analyze_bag(out / "bag", out)
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["stable"], m
+
+
+def test_realtime_delay_spikes_are_counted_not_fatal(tmp_path):
+    s, out, res, _ = _run(tmp_path, "spike", ["loop.mode=realtime", "faults.delay_spike_s=0.005",
+                                             "faults.delay_every_steps=100"], composed=True)
+    assert res.code == 0, res.message
+    num = json.loads((out / "timing" / "numerical_substructure.json").read_text())
+    assert num["deadline_misses"] >= 0.5 * s.steps / 100, num["deadline_misses"]
+    assert num["latency_max_s"] >= 0.005
+
+
+def test_killed_recorder_leaves_a_readable_bag_up_to_the_last_flushed_chunk(tmp_path):
+    s, out, result, t, _ = _start(tmp_path, "killrec", ["loop.duration_s=600", "safety.watchdog_s=0.5"])
+    time.sleep(1.0)
+    os.kill(_pid_of(out, "recorder"), signal.SIGKILL)
+    t.join(60)
+    r = result["r"]
+    assert r.code != 0 and r.failed_node == "recorder", r.message
+    assert "bag recovered:" in r.message, r.message
+    assert list((out / "bag").glob("*.mcap.partial"))
+    topics = read_bag(out / "bag")
+    cmds = topics["/rths/interface_command"]
+    assert len(cmds) > 500                                   # about 2 s of the loop were flushed
+    steps = [int(m.step) for _, m in cmds]
+    assert steps == list(range(steps[0], steps[0] + len(steps)))   # no gap up to the last flushed chunk
+    rec, s2, _ = record_from_bag(out / "bag")               # the recovered bag analyses
+    assert s2.name == s.name and rec["k"].size > 500
+
+
+def test_estop_service_aborts_and_the_platform_goes_safe(tmp_path):
+    import rclpy
+    import rclpy.executors
+    from std_srvs.srv import Trigger
+    s, out, result, t, domain = _start(tmp_path, "estop", ["loop.duration_s=600"])
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    node = rclpy.create_node("operator", context=ctx)
+    try:
+        cli = node.create_client(Trigger, "/rths/estop")
+        assert cli.wait_for_service(timeout_sec=20.0)
+        fut = cli.call_async(Trigger.Request())
+        ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
+        ex.add_node(node)
+        t_end = time.monotonic() + 20
+        while not fut.done() and time.monotonic() < t_end:
+            ex.spin_once(timeout_sec=0.1)
+        assert fut.done() and fut.result().success
+        t.join(60)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+    r = result["r"]
+    assert r.code != 0 and "emergency stop: service call" in r.message, r.message
+    _assert_safe(s, out)
