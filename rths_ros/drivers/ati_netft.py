@@ -118,7 +118,7 @@ class NetFtClient(FtSensor):
     def start(self) -> None:
         """Send the start request of the configured mode; the sequence bookkeeping starts over."""
         self._drain_discard()
-        self.tracker.reset()
+        self.tracker.reset(first=1)
         self._fresh = False
         self._have = False
         self._send(_START[self.params.mode], self.params.sample_count)

@@ -19,6 +19,8 @@ counter that wraps.  Counting rules (the protocols say nothing about them; chose
 * a packet behind the newest one whose number is in the remembered gap arrived *out of order*: it is
   removed from the gap and ``lost`` is decremented, so at the end ``lost`` counts the packets that never
   arrived and ``out_of_order`` the ones that arrived late;
+* when the first number of a stream is known (RDT streams start at 1) the tracker is reset to it, so packets
+  lost at the head of the stream count too; packets lost at its tail cannot be seen;
 * a packet equal to the newest one, or behind it but not in the gap, is a *duplicate*.
 
 Only new packets update the latest sample; a late packet is counted but never replaces newer data.
@@ -78,10 +80,11 @@ class SequenceTracker:
         self.newest: int | None = None
         self._gap: OrderedDict[int, None] = OrderedDict()
 
-    def reset(self) -> None:
-        """Forget the stream (a new stream starts, e.g. after a new start request)."""
-        self.newest = None
+    def reset(self, first: int | None = None) -> None:
+        """Forget the stream (a new stream starts, e.g. after a new start request).  With ``first`` the
+        number of the stream's first packet is known (RDT: 1), so packets missing at its head count as lost."""
         self._gap.clear()
+        self.newest = None if first is None else (int(first) - 1) % _MOD
 
     def clear_statistics(self) -> None:
         self.stats = SequenceStatistics()

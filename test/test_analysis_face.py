@@ -1,0 +1,191 @@
+"""FACE engine (rths_ros.analysis.face): sweep validation, the constrained fit, filtering, parallel runs,
+re-analysis without running, outputs, and the FACE numbers of seed 000 §12.1.4 and Table 12.1 on the
+linear vRTHS."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from rths_ros.analysis import face
+from rths_ros.core.params import ParameterError
+
+DT = 1e-3
+
+
+class Synthetic:
+    """run_point with a known answer: z' = a(p) sin(2 pi 8 t), a(p) = 1 mm * 10^(0.5 p / 20) (dB-linear
+    in p), z = z' advanced by p samples.  Points with p in ``unstable`` are flagged unstable, points in
+    ``npc`` carry a nonzero NPC force."""
+
+    def __init__(self, unstable=(), npc=()):
+        self.unstable, self.npc = set(unstable), set(npc)
+
+    def __call__(self, point):
+        p = int(point["tau_add_steps"])
+        t = np.arange(2000) * DT
+        a = 1e-3 * 10 ** (0.5 * p / 20)
+        rec = {"t": t, "z_ach": a * np.sin(2 * np.pi * 8 * t), "z_cmd": a * np.sin(2 * np.pi * 8 * (t + p * DT)),
+               "dt": DT, "unstable": p in self.unstable}
+        if p in self.npc:
+            rec["f_d"] = np.full(t.size, 0.1)
+        return rec
+
+    def reference(self, point=None):
+        t = np.arange(2000) * DT
+        z = 1e-3 * np.sin(2 * np.pi * 8 * t)
+        return {"t": t, "z_ach": z, "z_cmd": z, "dt": DT}
+
+
+def _data(**kw):
+    d = {"name": "syn", "runner": "linear_vrths", "scenario": "system1",
+         "vary": {"parameter": "tau_add_steps", "values": [0, 2, 4, 6, 8, 10]},
+         "e": {"measure": "parameter", "scale": DT}, "q": {"measure": "peak_amplitude"},
+         "fit": {"degree": 1, "db": True}, "reference": {"source": "runner"}}
+    for k, v in kw.items():
+        d[k] = v
+    return d
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"vary": {"parameter": "tau_add_steps", "values": [0, 1, 2]}}, r"vary\.values: 3 values .* at least 4"),
+    ({"fit": {"degree": 6}}, r"fit\.degree: 6 .* 6 points; expected a degree < 6"),
+    ({"fit": {"degree": 1, "polynom": 2}}, r"fit\.polynom: unknown key"),
+    ({"e": {"measure": "tau"}}, r"e\.measure: 'tau' is not allowed; expected one of 'tau_fei_adapted'"),
+    ({"q": {"measure": "peak_amplitude", "window_s": [-1.0]}}, r"q\.window_s\[0\]: -1\.0 is out of range"),
+    ({"fit": {"degree": 1, "parameter_range": [5, 1]}}, r"fit\.parameter_range: \[5\.0, 1\.0\]"),
+    ({"fit": {"degree": 2, "parameter_range": [0, 4]}}, r"keeps 3 points"),
+    ({"overrides": {"tau_add_steps": 3}}, r"overrides\.tau_add_steps: is the varied parameter"),
+    ({"runner": "ros"}, r"runner: 'ros' is not allowed"),
+])
+def test_sweep_validation_names_key_value_and_range(change, match):
+    with pytest.raises(ParameterError, match=match):
+        face.sweep_from_data(_data(**change))
+
+
+def test_fit_recovers_polynomials_and_applies_constraints():
+    e = np.linspace(0.002, 0.02, 8)
+    q = 3.0 - 20 * e + 500 * e ** 2
+    fr = face.fit_h(e, q, face.FitSpec(degree=2))
+    assert fr.q_pred == pytest.approx(3.0, rel=1e-9)
+    # h'(0) = 0: the fitted polynomial has no linear term, so data 5 + 400 e^2 are matched exactly
+    fr0 = face.fit_h(e, 5 + 400 * e ** 2, face.FitSpec(degree=3, zero_slope_at_zero=True))
+    assert fr0.coefficients[1] == 0.0 and fr0.q_pred == pytest.approx(5.0, rel=1e-9)
+    assert fr0.derivatives(np.array([0.0]))[1][0] == 0.0
+    # dB fit of an exponential-in-e magnitude is exact with degree 1
+    frd = face.fit_h(e, 2e-3 * 10 ** (30 * e / 20), face.FitSpec(degree=1, db=True), magnitude=True)
+    assert frd.q_pred == pytest.approx(2e-3, rel=1e-9)
+    assert frd.constant_curvature and frd.gradient_check
+    # a cubic whose curvature changes sign inside [0, e_max] is flagged
+    frc = face.fit_h(e, (e - 0.01) ** 3, face.FitSpec(degree=3))
+    assert not frc.constant_curvature
+    # constant model: q_pred = q at the smallest e (thesis: f_pred = f_min)
+    frk = face.fit_h(e, 8.0 + e, face.FitSpec(constant=True))
+    assert frk.q_pred == pytest.approx(8.0 + e[0])
+    with pytest.raises(ParameterError, match="degree"):
+        face.fit_h(e[:3], q[:3], face.FitSpec(degree=3))
+    with pytest.raises(ParameterError, match="q > 0"):
+        face.fit_h(e, q - 10, face.FitSpec(degree=1, db=True))
+
+
+def test_sweep_parallel_run_filtering_outputs_and_reanalysis(tmp_path):
+    spec = face.sweep_from_data(_data(vary={"parameter": "tau_add_steps", "values": [0, 2, 4, 6, 8, 10, 12]}))
+    lines = []
+    res = face.run_sweep(spec, tmp_path, Synthetic(unstable={12}, npc={10}), workers=2, progress=lines.append)
+    assert res["n_used"] == 5
+    reasons = {p["parameter"]: p["reason"] for p in res["points"] if not p["used"]}
+    assert reasons == {12.0: "unstable", 10.0: "NPC active"}
+    assert res["q_pred"] == pytest.approx(1e-3, rel=1e-3)
+    assert res["q_ref"] == pytest.approx(1e-3, rel=1e-9)
+    assert res["prediction_error"] < 1e-3
+    assert res["error_estimate"] == pytest.approx(0.0, abs=1e-3)       # e_min = 0 here
+    assert len(lines) == 7 and "7/7 points done" in lines[-1]
+    saved = json.loads((tmp_path / "face.json").read_text())
+    assert saved["q_pred"] == pytest.approx(res["q_pred"])
+    assert (tmp_path / "convergence.png").stat().st_size > 1000
+    assert "prediction error" in (tmp_path / "report.md").read_text()
+    # re-analysis from the saved points, with another fit and e measure, and nothing run
+    spec2 = face.sweep_from_data(_data(vary={"parameter": "tau_add_steps", "values": [0, 2, 4, 6, 8, 10, 12]},
+                                       e={"measure": "tau_fei_adapted"}, fit={"degree": 2, "db": True}))
+    res2 = face.reanalyse(tmp_path, spec2)
+    assert [p["e"] for p in res2["points"] if p["used"]] == pytest.approx([0.0, 0.002, 0.004, 0.006, 0.008], abs=2e-4)
+    assert res2["q_pred"] == pytest.approx(1e-3, rel=1e-2)
+    with pytest.raises(ParameterError, match="does not match the saved points"):
+        face.reanalyse(tmp_path, face.sweep_from_data(_data()))
+
+
+def test_too_few_usable_points_is_an_error(tmp_path):
+    spec = face.sweep_from_data(_data(vary={"parameter": "tau_add_steps", "values": [0, 2, 4, 6]}))
+    with pytest.raises(ParameterError, match="only 3 usable points"):
+        face.run_sweep(spec, tmp_path, Synthetic(unstable={6}), progress=None)
+
+
+def test_cli_entry_runs_and_reanalyses_a_linear_sweep(tmp_path, capsys):
+    """The module's main(): a 5-point tau_add sweep of system 2 (1 s), then --reanalyse of the saved points."""
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump({
+        "name": "s2", "runner": "linear_vrths", "scenario": "system2", "overrides": {"duration_s": 1.0},
+        "vary": {"parameter": "tau_add_steps", "values": [0, 2, 4, 6, 8]},
+        "e": {"measure": "e_track_rel"}, "q": {"measure": "peak_amplitude", "window_s": [0.35]},
+        "fit": {"degree": 1, "db": True}, "reference": {"source": "runner"}}))
+    assert face.main([str(sweep), "--out", str(tmp_path / "o")]) == 0
+    first = json.loads((tmp_path / "o" / "face.json").read_text())
+    assert face.main(["--out", str(tmp_path / "o"), "--reanalyse"]) == 0
+    again = json.loads((tmp_path / "o" / "face.json").read_text())
+    assert again["q_pred"] == pytest.approx(first["q_pred"], rel=1e-12)
+    assert "error estimate" in capsys.readouterr().out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("vary: {parameter: tau_add_steps, values: [0, 1]}\n")
+    assert face.main([str(bad), "--out", str(tmp_path / "b")]) == 2
+
+
+def _system_sweep(name, vff, window, tmp_path, workers=2):
+    spec = face.sweep_from_data({
+        "name": f"{name}_{'vff' if vff else 'novff'}", "runner": "linear_vrths", "scenario": name,
+        "overrides": {"vff": vff, "duration_s": 8.0},
+        "vary": {"parameter": "tau_add_steps", "values": list(range(15))},      # tau_add = 0, 1, ..., 14 ms
+        "e": {"measure": "tau_fei_adapted"}, "q": {"measure": "peak_amplitude", "window_s": [window]},
+        "fit": {"degree": 2, "db": True}, "reference": {"source": "runner"}})
+    return face.run_sweep(spec, tmp_path / spec.name, workers=workers, progress=None)
+
+
+def test_face_12_1_4_magnitude(tmp_path):
+    """§12.1.4 (system 1, no VFF, FFT of the first 0.35 s, degree 2 in dB): a_min = 5.8 mm,
+    a_pred = 6.5 mm, a_hat = 6.8 mm; accepted within 15 %."""
+    r = _system_sweep("system1", False, 0.35, tmp_path)
+    assert r["q_min"] == pytest.approx(5.8e-3, rel=0.15)
+    assert r["q_pred"] == pytest.approx(6.5e-3, rel=0.15)
+    assert r["q_ref"] == pytest.approx(6.8e-3, rel=0.15)
+    assert r["q_min"] < r["q_pred"] < r["q_ref"] * 1.05          # magnitude lowered by the mass EXP
+
+
+@pytest.mark.parametrize("name, vff, a_hat, pred_err", [
+    ("system1", False, 9.92e-4, 0.129),
+    ("system1", True, 9.92e-4, 0.084),
+    ("system2", False, 8.93e-4, 0.059),
+])
+def test_face_table_12_1(tmp_path, name, vff, a_hat, pred_err):
+    """Table 12.1 (8 s FFT window): a_hat within 2 %, prediction error within 5 percentage points."""
+    r = _system_sweep(name, vff, 8.0, tmp_path)
+    assert r["q_ref"] == pytest.approx(a_hat, rel=0.02)
+    assert abs(r["prediction_error"] - pred_err) < 0.05
+    assert r["error_estimate"] == pytest.approx(abs(r["q_min"] - r["q_pred"]) / r["q_pred"])
+    assert not r["warnings"] or all("gradient" in w for w in r["warnings"])
+
+
+def test_scenario_runner_vrths_backend(tmp_path):
+    """A project scenario as the point runner (in-process vRTHS of the contact test): the tracking error
+    grows with the extra leg-command delay sim_plant.command_delay_steps."""
+    data = {"name": "contact", "runner": "vrths", "scenario": "contact_1d", "overrides": {"loop.duration_s": 0.5},
+            "vary": {"parameter": "sim_plant.command_delay_steps", "values": [0, 3, 6, 9]},
+            "e": {"measure": "e_track_rel"}, "q": {"measure": "peak_amplitude"}, "fit": {"degree": 1}}
+    res = face.run_sweep(face.sweep_from_data(data), tmp_path, progress=None)
+    e = [p["e"] for p in res["points"]]
+    assert all(p["used"] for p in res["points"])
+    assert e[0] < e[1] < e[2] < e[3]
+    with pytest.raises(ParameterError, match="reference.source: 'runner' is not allowed"):
+        face.run_sweep(face.sweep_from_data({**data, "reference": {"source": "runner"}}), tmp_path / "r",
+                       progress=None)
