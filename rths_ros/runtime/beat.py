@@ -112,7 +112,7 @@ class BeatNode(RthsNode):
         self.get_logger().info(reason)
         self.emit(TestEvent.SAFE, self.k, reason)
         self.publish_timing()
-        self.sync_readers(0, force=True)
+        self.sync_readers(0, force=True, timeout_s=1.0)
         self.finish(3)
 
     def timing_summary(self) -> dict:

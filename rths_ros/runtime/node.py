@@ -256,16 +256,21 @@ class RthsNode(Node):
         out += [f"{t} (subscription: no publisher)" for s, t in self._expect_sub if s.get_publisher_count() < 1]
         return out
 
-    def sync_readers(self, step: int, force: bool = False) -> None:
-        """Lockstep flow control: wait until every reader acknowledged our samples."""
+    def sync_readers(self, step: int, force: bool = False, timeout_s: float | None = None) -> None:
+        """Lockstep flow control: wait until every reader acknowledged our samples.
+
+        A reader that does not acknowledge within ``timeout_s`` (default: safety.watchdog_s) is
+        reported and not waited for any longer: a dead reader must not block this node (the watchdogs
+        of the other nodes end the run)."""
         n = self.cq.ack_every_steps
         if n <= 0 and not force:
             return
         if force or step - self._last_ack_step >= n:
             self._last_ack_step = step
+            wait = self.scenario.safety.watchdog_s if timeout_s is None else timeout_s
             for pub in self._control_pubs:
-                if not pub.wait_for_all_acked(Duration(seconds=10.0)):
-                    self.get_logger().warning(f"readers of {pub.topic_name} did not acknowledge within 10 s")
+                if not pub.wait_for_all_acked(Duration(seconds=wait)):
+                    self.get_logger().warning(f"readers of {pub.topic_name} did not acknowledge within {wait:g} s")
 
     # -- events ----------------------------------------------------------------------------
     def emit(self, kind: int, step: int = 0, reason: str = "", trial: int = 0) -> None:
@@ -277,6 +282,8 @@ class RthsNode(Node):
         msg.source = self.role
         msg.reason = reason
         self._events_pub.publish(msg)
+        if kind == TestEvent.ABORT:   # the node may end right after: make sure every node heard it
+            self._events_pub.wait_for_all_acked(Duration(seconds=1.0))
 
     def serving(self) -> bool:
         """False while a managed (lifecycle) node is not active; such a node announces READY only once active."""
@@ -318,7 +325,7 @@ class RthsNode(Node):
 
     def on_abort(self, msg) -> None:
         self.publish_timing()
-        self.sync_readers(0, force=True)
+        self.sync_readers(0, force=True, timeout_s=1.0)
         self.finish(3)
 
     def trial_of(self, step: int) -> int:
