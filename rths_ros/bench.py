@@ -183,19 +183,6 @@ def markdown_loop(loop: dict) -> str:
     return "\n".join(lines)
 
 
-def _pid_of(out: Path, node: str) -> int | None:
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if str(out) in cmd and "rths_ros.nodes" in cmd and node in cmd:
-            return int(d.name)
-    return None
-
-
 def _safety_case(name: str, overrides: list[str], out: Path, kill: str | None) -> dict:
     """One faulted run; returns what the nodes recorded of the abort and the safe pose."""
     import signal
@@ -219,8 +206,8 @@ def _safety_case(name: str, overrides: list[str], out: Path, kill: str | None) -
                 break
             time.sleep(0.05)
         time.sleep(1.5)
-        pid = _pid_of(out, kill)
-        if pid is not None:
+        from .runner import node_pids
+        for pid in node_pids(str(out), kill)[:1]:
             os.kill(pid, signal.SIGKILL)
             t_kill = time.monotonic()
     t.join(600)

@@ -257,6 +257,22 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     return result
 
 
+def node_pids(marker: str, node: str | None = None) -> list[int]:
+    """PIDs of the node processes whose command line contains ``marker`` (e.g. a run's output
+    directory) and, if given, the node name."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd and "rths_ros.nodes" in cmd and (node is None or node in cmd):
+            out.append(int(d.name))
+    return out
+
+
 def safe_ramp_bound_s(scenario: scn.Scenario) -> float:
     """Upper bound of the ramp to the safe pose and the hold: the longest leg travel is bounded by the
     interface limit plus the lift (cosine profile, peak speed ramp_speed_m_per_s)."""

@@ -14,23 +14,13 @@ import pytest
 
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.core import scenario as scn
-from rths_ros.runner import run_scenario
+from rths_ros.runner import node_pids, run_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _pids_with(marker: str) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmd and "rths_ros.nodes" in cmd:
-            out.append(int(d.name))
-    return out
+    return node_pids(marker)
 
 
 def test_smoke_run_exchanges_custom_messages_and_records_them(rths_cli, tmp_path):

@@ -22,7 +22,7 @@ from rths_ros.core import scenario as scn
 from rths_ros.core.params import ParameterError
 from rths_ros.core.safety import SafePoseRamp, safe_pose_lengths, wrench_out_of_range
 from rths_ros.core.stewart import StewartKinematics
-from rths_ros.runner import DomainLease, run_scenario, safe_ramp_bound_s
+from rths_ros.runner import DomainLease, node_pids, run_scenario, safe_ramp_bound_s
 
 DT = 1e-3
 
@@ -156,16 +156,9 @@ def _start(tmp_path: Path, name: str, overrides: list[str], composed: bool = Fal
 
 
 def _pid_of(out: Path, node: str) -> int:
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if str(out) in cmd and "rths_ros.nodes" in cmd and node in cmd:
-            return int(d.name)
-    raise AssertionError(f"no process of {node}")
+    pids = node_pids(str(out), node)
+    assert pids, f"no process of {node}"
+    return pids[0]
 
 
 def test_killed_numerical_node_trips_the_watchdog_and_the_platform_goes_safe(tmp_path):
