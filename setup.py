@@ -22,6 +22,7 @@ NODES = (
     "ilc_learner",
     "aff_learner",
     "sim_plant",
+    "hardware_plant",
     "recorder",
     "supervisor",
     "smoke_talker",

@@ -12,7 +12,7 @@ from pathlib import Path
 from .core import scenario as scn
 
 #: Hardware driver nodes replacing the simulated plant when plant = hardware.
-HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ()}
+HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ("hardware_plant",)}
 
 
 @dataclass(frozen=True)

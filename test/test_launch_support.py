@@ -32,5 +32,9 @@ def test_specs_follow_the_scenario_and_arguments():
 def test_bad_launch_arguments_are_refused_clearly():
     with pytest.raises(ParameterError, match="plant"):
         node_specs("contact_1d", plant="robot")
-    with pytest.raises(ParameterError, match="hardware"):
-        node_specs("contact_1d", plant="hardware")
+
+def test_plant_hardware_starts_the_hardware_plant_node():
+    s, specs = node_specs("contact_1d", plant="hardware")
+    names = [n.name for n in specs]
+    assert "hardware_plant" in names and "sim_plant" not in names
+    assert "plant=hardware" in specs[0].arguments

@@ -13,6 +13,7 @@ NODES = {
     "ilc_learner": "IlcLearnerNode",
     "aff_learner": "AffLearnerNode",
     "sim_plant": "SimPlantNode",
+    "hardware_plant": "HardwarePlantNode",
     "smoke_talker": "SmokeTalker",
     "smoke_listener": "SmokeListener",
 }

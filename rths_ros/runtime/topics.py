@@ -17,7 +17,7 @@ class Topic:
     kind: str = "control"  # control | event | diagnostics | learner
 
 
-PLANT_PRODUCERS = ("sim_plant",)
+PLANT_PRODUCERS = ("sim_plant", "hardware_plant")
 
 TOPICS: tuple[Topic, ...] = (
     Topic("/rths/leg_state", "rths_ros/msg/LegState", PLANT_PRODUCERS,
