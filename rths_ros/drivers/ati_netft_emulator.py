@@ -22,12 +22,12 @@ datagram that is kept is, with probability ``reorder_fraction``, held back and s
 from __future__ import annotations
 
 import select
-import socket
-import threading
 import time
 from typing import Callable, Sequence
 
 import numpy as np
+
+from rths_ros.drivers.udp_server import UdpServer
 
 from rths_ros.drivers.ati_netft import (CMD_SET_BIAS, CMD_START_BUFFERED, CMD_START_REALTIME, CMD_STOP,
                                         RDT_HEADER, RECORD, REQUEST)
@@ -37,7 +37,7 @@ __all__ = ["NetFtEmulator"]
 _I32 = 2**31 - 1
 
 
-class NetFtEmulator:
+class NetFtEmulator(UdpServer):
     """RDT protocol emulator (see the module doc).  Use as a context manager or call :meth:`close`."""
 
     def __init__(self, source: Callable[[int], Sequence[float]], counts_per_force: float = 1.0e6,
@@ -56,10 +56,7 @@ class NetFtEmulator:
         self.reorder_fraction = float(reorder_fraction)
         self.buffer_records = int(buffer_records)
         self._rng = np.random.default_rng(seed)
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.bind((host, port))
-        self._sock.setblocking(False)
-        self.address = self._sock.getsockname()
+        self._bind(host, port)
         self.bias = np.zeros(6)
         self.streaming = False
         self.dropped: list[int] = []
@@ -75,14 +72,7 @@ class NetFtEmulator:
         self._held: bytes | None = None
         self._held_seq = 0
         self._held_n = 0
-        self._lock = threading.Lock()
-        self._stop_evt = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="netft-emulator", daemon=True)
-        self._thread.start()
-
-    @property
-    def port(self) -> int:
-        return self.address[1]
+        self._serve("netft-emulator")
 
     # ------------------------------------------------------------------------------------------- server
     def _record(self) -> tuple[bytes, int]:
@@ -177,13 +167,3 @@ class NetFtEmulator:
                         if now - next_t > 0.05:      # fell far behind (machine busy): resynchronise
                             next_t = now
 
-    def close(self) -> None:
-        self._stop_evt.set()
-        self._thread.join(timeout=2.0)
-        self._sock.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -27,11 +27,11 @@ replies to swallow) and ``silent`` (answer nothing at all).
 from __future__ import annotations
 
 import select
-import socket
-import threading
 import time
 
 import numpy as np
+
+from rths_ros.drivers.udp_server import UdpServer
 
 from rths_ros.core.legs import N_LEGS
 from rths_ros.core.sim_plant import PlantOutput, SimPlant
@@ -51,7 +51,7 @@ def make_injectable(plant: SimPlant, seed: int | None = None) -> SimPlant:
     return plant
 
 
-class PlatformEmulator:
+class PlatformEmulator(UdpServer):
     """Platform controller emulator (see the module doc); a context manager."""
 
     def __init__(self, plant: SimPlant, mode: str = "lockstep", watchdog_timeout_s: float = 0.25,
@@ -62,10 +62,7 @@ class PlatformEmulator:
         self.mode = mode
         self.seed = seed
         self.watchdog_timeout_s = float(watchdog_timeout_s)
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._sock.bind((host, port))
-        self._sock.setblocking(False)
-        self.address = self._sock.getsockname()
+        self._bind(host, port)
         self._seq = 0
         self._client = None
         self._last_rx = 0.0
@@ -84,14 +81,7 @@ class PlatformEmulator:
         self._ack = NO_ACK
         self._last_state: bytes | None = None
         self.latest: PlantOutput = self.plant.measure()
-        self._lock = threading.Lock()
-        self._stop_evt = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="platform-emulator", daemon=True)
-        self._thread.start()
-
-    @property
-    def port(self) -> int:
-        return self.address[1]
+        self._serve("platform-emulator")
 
     @property
     def step_index(self) -> int:
@@ -219,13 +209,3 @@ class PlatformEmulator:
                         self._advance()
                         self._send(self._state(self._status(), self._ack), self._client)
 
-    def close(self) -> None:
-        self._stop_evt.set()
-        self._thread.join(timeout=2.0)
-        self._sock.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
