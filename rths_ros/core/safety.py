@@ -55,7 +55,7 @@ class SafetyParams:
                                      "the platform accepts as a command")
     watchdog_steps: int = param(100, "", 2, 100000, "realtime: a fast-path topic this many steps behind the "
                                 "newest step aborts the run (isolated lost samples are held and counted)")
-    watchdog_s: float = param(2.0, "s", 0.05, 600.0, "lockstep: no progress of the loop for this wall time "
+    watchdog_s: float = param(5.0, "s", 0.05, 600.0, "lockstep: no progress of the loop for this wall time "
                               "after START aborts the run")
     safe_lift_m: float = param(0.005, "m", 0.0, 0.05, "safe pose = the home pose moved this far up (+z of the "
                                "platform frame), away from the specimen's ground plate")
