@@ -2,6 +2,7 @@
 
     rths run SCENARIO [--set key=value ...] [--out DIR] [--mode lockstep|realtime] [--composed]
     rths analyze RUN_DIR_OR_BAG [--out DIR]
+    rths analyze --gait RUN_DIR [RUN_DIR ...] [--out DIR]   gait metrics; several runs: reproducibility overlay
     rths vrths SCENARIO [--set ...] [--out DIR]      in-process virtual run (no ROS), same core objects
     rths margin SCENARIO [--set ...]                 phase margin / critical delay of the contact phase
     rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
@@ -12,6 +13,13 @@
     rths identify SCENARIO [--twin | --link [HOST:PORT]] [--out legs.yaml] [--band-s S]
                                                      closed-loop leg identification (Table 4.1 models)
     rths list                                        the scenarios under config/scenarios/
+    rths qualify SCENARIO [--set ...] [--out DIR]    stepped sine / PSD / process models of the transfer system
+                                                     on the twin; tunes the TDC model and prediction horizon
+    rths face SWEEP.yaml --out DIR [--workers N] [--reanalyse] [--cluster ADDRESS]
+                                                     FACE fidelity sweep (docs/fidelity.md)
+    rths benchmark --case N [--earthquake E] [--runs R] [--convention paper|matlab]
+                   [--controller module:Class] [--out DIR]
+                                                     building benchmark J1-J9 (docs/benchmark_building.md)
 """
 from __future__ import annotations
 
@@ -83,8 +91,39 @@ def _analyze(bag: Path, out: Path) -> int:
     return 0
 
 
+def cmd_analyze_gait(a) -> int:
+    from .analysis.gait_run import analyze_gait_bag, analyze_gait_runs
+    bags = []
+    for tgt in a.target:
+        t = Path(tgt)
+        bag = t / "bag" if (t / "bag").is_dir() else t
+        if not bag.exists():
+            print(f"rths analyze: error: {t} is neither a run directory nor a bag", file=sys.stderr)
+            return 2
+        bags.append(bag)
+    try:
+        if len(bags) == 1:
+            bag = bags[0]
+            out = Path(a.out) if a.out else (bag.parent if bag.name == "bag" else bag.parent / f"{bag.name}-analysis")
+            res = analyze_gait_bag(bag, out)
+        else:
+            out = Path(a.out) if a.out else _default_out("gait-reproducibility")
+            res = analyze_gait_runs(bags, out)
+    except ValueError as exc:
+        print(f"rths analyze: error: {exc}", file=sys.stderr)
+        return 2
+    for line in res["lines"]:
+        print(line)
+    return 0
+
+
 def cmd_analyze(a) -> int:
-    target = Path(a.target)
+    if a.gait:
+        return cmd_analyze_gait(a)
+    if len(a.target) != 1:
+        print("rths analyze: error: several run directories need --gait (reproducibility overlay)", file=sys.stderr)
+        return 2
+    target = Path(a.target[0])
     bag = target / "bag" if (target / "bag").is_dir() else target
     if not bag.exists():
         print(f"rths analyze: error: {target} is neither a run directory nor a bag", file=sys.stderr)
@@ -307,6 +346,60 @@ def cmd_identify(a) -> int:
     return 0
 
 
+def _floats(text: str, what: str) -> tuple[float, ...]:
+    try:
+        vals = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise ParameterError(f"{what}: {text!r} is not a comma-separated list of numbers") from None
+    if not vals:
+        raise ParameterError(f"{what}: {text!r} is empty")
+    return vals
+
+
+def cmd_qualify(a) -> int:
+    """Stepped sine, Welch PSD and process-model fits of the transfer system on the twin (seed 004 §2-3)."""
+    from dataclasses import replace
+
+    from .core.qualification import SteppedSineParams
+    from .core.twin_qualification import qualify
+    s = scn.load(a.scenario, a.set)
+    sine = None
+    if a.freqs or a.amplitudes:
+        sine = SteppedSineParams(dt_s=s.loop.dt_s, settle_time_s=0.5, settle_periods=1, measure_periods=2,
+                                 min_measure_time_s=0.5)
+        if a.freqs:
+            sine = replace(sine, frequencies_hz=_floats(a.freqs, "--freqs"))
+        sine = replace(sine, amplitudes=_floats(a.amplitudes, "--amplitudes") if a.amplitudes else (0.0003, 0.0008))
+        sine.validate()
+    out = Path(a.out) if a.out else Path("runs") / f"qualify-{s.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    t0 = time.monotonic()
+    r = qualify(s, sine, out, with_coupling=a.with_coupling, random_duration_s=a.random_s, tune=not a.no_tune)
+    f = r.frf.frequencies_hz
+    print(f"rths qualify {s.name}: interface FRF of the {'compensated chain' if a.with_coupling else 'transfer system'}"
+          f" on the twin ({f.shape[1]} frequencies x {f.shape[0]} amplitudes)")
+    print(f"{'f [Hz]':>8} " + " ".join(f"{'A=' + format(amp, 'g'):>20}" for amp in r.frf.amplitudes))
+    for j in range(f.shape[1]):
+        cells = " ".join(f"{r.frf.gain[i, j]:8.4f} {r.frf.phase_deg[i, j]:8.2f} deg" for i in range(f.shape[0]))
+        print(f"{f[0, j]:8.3f} {cells}")
+    print("fitted process models (rms complex error):")
+    for label, fits in (("free", r.fits), ("K = 1, demand-weighted", r.unit_fits)):
+        for k, v in fits.items():
+            m = v.model
+            shape = f"tau_p {m.tau_p_s * 1e3:.2f} ms" if m.order == 1 else f"zeta {m.zeta:.3f}, w0 {m.omega0_rad_s:.2f} rad/s"
+            print(f"  {k:<4} {label:<24} K/static {m.static_gain:.4f}, {shape}, delay "
+                  f"{m.effective_delay_s * 1e3:.2f} ms  rms {v.rms_error:.4f}")
+    if r.loop:
+        print(f"in the loop (virtual run), e_track_rel: feedback only {r.loop['feedback_only']['e_track_rel']:.5f}")
+        for k, v in r.loop["tdc"].items():
+            print(f"  tdc {k:<12} " + (f"{v['e_track_rel']:.5f}" if not v["aborted"] else f"aborted: {v['aborted']}"))
+        for k, v in r.loop["prediction"].items():
+            print(f"  prediction horizon {k:>5} s " + (f"{v['e_track_rel']:.5f}" if not v["aborted"]
+                                                     else f"aborted: {v['aborted']}"))
+        print(f"best: tdc {r.loop.get('best_tdc', '-')}, prediction horizon {r.loop.get('best_prediction', '-')} s")
+    print(f"-> {out} ({', '.join(Path(p).name for p in r.files)}) in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
 def cmd_list(a) -> int:
     for name in scn.scenario_names():
         try:
@@ -315,6 +408,18 @@ def cmd_list(a) -> int:
         except ParameterError as exc:
             print(f"{name:<24} INVALID: {exc}")
     return 0
+
+
+def cmd_face(a) -> int:
+    from .analysis.face import main as face_main
+    argv = ([a.sweep] if a.sweep else []) + ["--out", a.out, "--workers", str(a.workers)]
+    argv += (["--reanalyse"] if a.reanalyse else []) + (["--cluster", a.cluster] if a.cluster else [])
+    return face_main(argv, prog="rths face")
+
+
+def cmd_benchmark(a) -> int:
+    from .analysis.benchmark_report import run_cli
+    return run_cli(a)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -330,7 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--force", action="store_true", help="run an ILC series even if predicted to diverge")
     r.set_defaults(func=cmd_run)
     an = sub.add_parser("analyze", help="metrics, plots and report from a recorded bag")
-    an.add_argument("target", help="run directory or bag directory")
+    an.add_argument("target", nargs="+", help="run directory or bag directory (several with --gait)")
+    an.add_argument("--gait", action="store_true", help="gait metrics of a prosthetic-foot run; with several runs "
+                    "also the reproducibility overlay")
     an.add_argument("--out", help="where to write metrics.json, report.md and plots")
     an.set_defaults(func=cmd_analyze)
     v = sub.add_parser("vrths", help="in-process virtual run of a scenario (no ROS)")
@@ -384,6 +491,39 @@ def build_parser() -> argparse.ArgumentParser:
                      help="excitation time per band (default 200 s, the thesis's)")
     idf.add_argument("--legs", default="", metavar="1,2,...", help="legs to identify (default all six)")
     idf.set_defaults(func=cmd_identify)
+    fa = sub.add_parser("face", help="FACE fidelity sweep: run the points, fit q = h(e), extrapolate to e = 0")
+    fa.add_argument("sweep", nargs="?", help="sweep YAML (e.g. config/sweeps/contact_1d_tau_add.yaml); with "
+                    "--reanalyse optional (default OUT/sweep.yaml)")
+    fa.add_argument("--out", required=True, help="output directory (points, face.json, report.md, plot)")
+    fa.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    fa.add_argument("--reanalyse", action="store_true", help="analyse the saved points again; nothing is run")
+    fa.add_argument("--cluster", metavar="ADDRESS", help="run the points on a Dask distributed cluster: local:N "
+                    "(N local worker processes) or a scheduler address such as tcp://host:8786")
+    fa.set_defaults(func=cmd_face)
+    bm = sub.add_parser("benchmark", help="building benchmark (vRTHS benchmark control problem): J1-J9")
+    bm.add_argument("--case", type=int, default=1, choices=(1, 2, 3, 4), help="partitioning case (default 1)")
+    bm.add_argument("--earthquake", default="elcentro", choices=("elcentro", "kobe", "morgan"),
+                    help="ground motion (default elcentro)")
+    bm.add_argument("--runs", type=int, default=0, help="0 = the nominal plant; R > 0 = R seeded perturbed plants "
+                    "(seeds 1..R), mean and std of J1-J9")
+    bm.add_argument("--convention", choices=("paper", "matlab"), default="paper",
+                    help="definition and order of J1-J9 (default paper)")
+    bm.add_argument("--controller", metavar="MODULE:CLASS", help="a TrackingController subclass by import path "
+                    "(default: the benchmark's PI + phase-lead controller)")
+    bm.add_argument("--duration", type=float, default=0.0, help="simulated seconds (default 0 = whole record)")
+    bm.add_argument("--out", help="directory for benchmark.json and benchmark.md (default runs/benchmark-TIME)")
+    bm.set_defaults(func=cmd_benchmark)
+    qu = sub.add_parser("qualify", help="stepped sine, PSD and process models of the transfer system on the twin")
+    _scenario_args(qu)
+    qu.add_argument("--out", help="output directory (default runs/qualify-NAME-TIME)")
+    qu.add_argument("--freqs", help="test frequencies in Hz, comma-separated (default 0.2 ... 40 Hz, 12 points)")
+    qu.add_argument("--amplitudes", help="demand amplitudes in m, comma-separated (default 0.0003,0.0008)")
+    qu.add_argument("--random-s", type=float, default=8.0, help="duration of the random-demand test [s]")
+    qu.add_argument("--with-coupling", action="store_true", help="keep the scenario's command shaping on (FRF of "
+                    "the compensated chain)")
+    qu.add_argument("--no-tune", action="store_true", help="skip the in-loop tuning of the TDC model and the "
+                    "prediction horizon")
+    qu.set_defaults(func=cmd_qualify)
     li = sub.add_parser("list", help="list the scenarios")
     li.set_defaults(func=cmd_list)
     return p

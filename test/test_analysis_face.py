@@ -186,6 +186,11 @@ def test_scenario_runner_vrths_backend(tmp_path):
     e = [p["e"] for p in res["points"]]
     assert all(p["used"] for p in res["points"])
     assert e[0] < e[1] < e[2] < e[3]
+    # the contact test's reference solution z^r is the runner's reference: its tracking error is zero
+    ref = face.run_sweep(face.sweep_from_data({**data, "reference": {"source": "runner"}}), tmp_path / "r",
+                         progress=None)
+    assert ref["q_ref"] > 0 and (tmp_path / "r" / "points" / "reference.npz").exists()
+    walker = face.ScenarioPointRunner("contact_1d", {"numerical.model": "vpp",
+                                                     "sim_plant.specimen_kind": "prosthetic_foot"})
     with pytest.raises(ParameterError, match="reference.source: 'runner' is not allowed"):
-        face.run_sweep(face.sweep_from_data({**data, "reference": {"source": "runner"}}), tmp_path / "r",
-                       progress=None)
+        walker.reference()

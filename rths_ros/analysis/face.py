@@ -19,14 +19,18 @@ dropped, as the thesis requires.  Fewer than 4 usable points is an error, more t
 The engine is independent of how a point is run: it takes a callable ``run_point(params) -> record``
 (a dict of recorded arrays ``t, z_cmd, z_ach, ...`` plus optional ``dt``, ``unstable``).  Provided:
 :class:`rths_ros.core.linear_vrths.LinearPointRunner` (linear vRTHS of §12.1) and
-:class:`ScenarioPointRunner` (a project scenario, in process or through the ROS graph).  Points run in
-parallel in a ``ProcessPoolExecutor``; each record is saved to ``OUT/points/point_NNN.npz`` so
-:func:`reanalyse` can refit (other e, q or fit settings) without running again.
+:class:`ScenarioPointRunner` (a project scenario, in process or through the ROS graph, one lockstep run
+with its bag per point in ``OUT/runs/<point>``) and :class:`BuildingPointRunner` (the building benchmark
+of §12.2, in process; tau_add delays the desired displacement by whole samples before the controller, a
+choice: the thesis does not say where its delay was inserted).  Points run in parallel in a
+``ProcessPoolExecutor`` or on a Dask distributed cluster (``cluster="local:N"`` or a scheduler address);
+each record is saved to ``OUT/points/point_NNN.npz`` so :func:`reanalyse` can refit (other e, q or fit
+settings) without running again.
 
 Sweep file (YAML, validated; a bad key or value raises ParameterError naming key, value and range)::
 
     name: system1_magnitude
-    runner: linear_vrths          # linear_vrths | vrths | graph
+    runner: linear_vrths          # linear_vrths | vrths | graph | building
     scenario: system1             # linear system name, or scenario name/path for vrths/graph
     overrides: {vff: false}       # fixed settings of every point (flat keys; dotted keys for scenarios)
     vary: {parameter: tau_add_steps, values: [0, 1, 2, 3, 4, 5]}
@@ -50,18 +54,20 @@ import numpy as np
 import yaml
 
 from rths_ros.core.params import ParameterError, build, param, to_dict
+from rths_ros.core.tracking_controller import TrackingController
 
 from . import measures as ms
 
 __all__ = ["SweepSpec", "VarySpec", "EMeasureSpec", "QMeasureSpec", "FitSpec", "ReferenceSpec",
            "load_sweep", "sweep_from_data", "e_value", "q_value", "FitResult", "fit_h", "analyse",
            "run_sweep", "reanalyse", "write_outputs", "plot_convergence", "ScenarioPointRunner",
-           "make_runner", "main"]
+           "BuildingPointRunner", "point_tag",
+           "make_runner", "open_cluster", "DelayedCommandController", "main"]
 
 E_MEASURES = ("tau_fei_adapted", "tau_fei_standard", "e_track_rel", "e_track_rel_max", "inverse_parameter",
               "parameter")
 Q_MEASURES = ("peak_amplitude", "peak_frequency", "damping", "decay_rate", "pencil_frequency")
-RUNNERS = ("linear_vrths", "vrths", "graph")
+RUNNERS = ("linear_vrths", "vrths", "graph", "building")
 MIN_POINTS = 4
 MAX_USEFUL_POINTS = 20
 
@@ -103,7 +109,8 @@ class QMeasureSpec:
     signal: str = param("z_ach", "", doc="recorded signal q is taken from", choices=("z_ach", "z_cmd"))
     window_s: tuple[float, ...] = param([], "s", 0.0, 1e5, "[] = whole record, [T] = first T s, [t0, t1]")
     hann: bool = param(False, "", doc="Hann window before the FFT (the thesis used none)")
-    f_min_hz: float = param(0.0, "Hz", 0.0, 1e3, "lowest frequency of the FFT peak search")
+    f_min_hz: float = param(0.0, "Hz", 0.0, 1e3, "lowest frequency of the FFT peak search (and of the "
+                            "pencil_frequency modes)")
     m_total_kg: float = param(0.0, "kg", 0.0, 1e6, "total mass for damping d = 2 delta m (0: taken from the record)")
     pencil_modes: int = param(2, "", 1, 20, "pencil_frequency: number of real modes fitted")
 
@@ -140,7 +147,8 @@ class SweepSpec:
     name: str = param("face", "", doc="sweep name")
     description: str = param("", "", doc="one-line description")
     runner: str = param("linear_vrths", "", doc="how a point is run", choices=RUNNERS)
-    scenario: str = param("spring_12_1_2", "", doc="linear system name, or scenario name/path")
+    scenario: str = param("spring_12_1_2", "", doc="linear system name, scenario name/path, or building case "
+                          "('case1'..'case4', optionally 'case1/kobe')")
     overrides: dict = param({}, "", doc="fixed settings of every point (key: value)")
     vary: VarySpec = param(VarySpec(), doc="degraded parameter and its values")
     e: EMeasureSpec = param(EMeasureSpec(), doc="error measure")
@@ -250,7 +258,8 @@ def q_value(rec: Mapping, spec: QMeasureSpec) -> float:
     # pencil_frequency: strongest oscillatory mode of the mean-free windowed signal
     seg = ms.window(x, dt, w)
     seg = seg - seg[-max(seg.size // 10, 1):].mean()
-    osc = [md for md in ms.matrix_pencil(seg, dt, n_modes=spec.pencil_modes) if md.frequency_hz > 0.1]
+    osc = [md for md in ms.matrix_pencil(seg, dt, n_modes=spec.pencil_modes)
+           if md.frequency_hz > max(0.1, spec.f_min_hz)]
     return osc[0].frequency_hz if osc else math.nan
 
 
@@ -354,8 +363,13 @@ def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref:
         ok, why = _usable(rec)
         row = {"index": i, "parameter": float(v), "e": math.nan, "q": math.nan, "used": False, "reason": why}
         if ok:
-            row["e"] = float(e_value(rec, spec.e, v))
-            row["q"] = float(q_value(rec, spec.q))
+            try:
+                row["e"] = float(e_value(rec, spec.e, v))
+                row["q"] = float(q_value(rec, spec.q))
+            except ParameterError as exc:      # e.g. an analysis window beyond a record that ended early
+                row["reason"] = f"e or q not computable: {exc}"
+                points.append(row)
+                continue
             if not (math.isfinite(row["e"]) and math.isfinite(row["q"])):
                 row["reason"] = "e or q not finite"
             elif pr and not pr[0] <= v <= pr[1]:
@@ -417,12 +431,25 @@ def _set_dotted(data: dict, key: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
+def point_tag(point: Mapping) -> str:
+    """Directory name of a point's run: ``<last key part>=<value>`` joined by ``_``, e.g.
+    ``command_delay_steps=3``."""
+    return "_".join(f"{k.split('.')[-1]}={v}" for k, v in point.items())
+
+
 class ScenarioPointRunner:
     """``run_point`` for a project scenario: the scenario with ``overrides`` and the point's dotted keys
     (e.g. ``sim_plant.command_delay_steps``, ``sim_plant.cascade.k_pp_per_s`` with
     ``sim_plant.cascade.preset: custom``), run in process (``backend="vrths"``,
-    :func:`rths_ros.core.vrths.run_virtual`) or through the ROS graph (``backend="graph"``,
-    :func:`rths_ros.runner.run_scenario` into ``out_dir/points/point_<value>``, read back from its bag)."""
+    :func:`rths_ros.core.vrths.run_virtual`) or through the ROS graph (``backend="graph"``).
+
+    Graph backend: every point is one :func:`rths_ros.runner.run_scenario` in ``out_dir/runs/<point>``
+    (see :func:`point_tag`), always in lockstep mode with recording on (a FACE point must be
+    reproducible, and the record is read back from the bag with
+    :func:`rths_ros.analysis.run_analysis.record_from_bag`).  A run that fails or aborts is returned
+    flagged ``aborted`` (with the reason) so that :func:`analyse` drops it; a run where the passivity
+    controller intervened carries its nonzero ``f_d`` and is dropped as well.  Each run leases its own
+    ROS domain id, so points can run in parallel."""
 
     def __init__(self, scenario: str, overrides: Mapping | None = None, backend: str = "vrths",
                  out_dir: str | Path | None = None):
@@ -434,8 +461,11 @@ class ScenarioPointRunner:
         self.data = scn.load_data(scenario)
         for k, v in (overrides or {}).items():
             _set_dotted(self.data, k, v)
+        if backend == "graph":
+            _set_dotted(self.data, "loop.mode", "lockstep")
+            _set_dotted(self.data, "recording.enabled", True)
         self.backend = backend
-        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.out_dir = Path(out_dir).resolve() if out_dir is not None else None
         self.scenario(None)             # validate now
 
     def scenario(self, point: Mapping | None):
@@ -452,20 +482,120 @@ class ScenarioPointRunner:
             from rths_ros.core.vrths import run_virtual
             rec = run_virtual(s)
         else:
-            from rths_ros.analysis.run_analysis import record_from_bag
-            from rths_ros.runner import run_scenario
-            tag = "_".join(f"{k.split('.')[-1]}={v}" for k, v in point.items())
-            out = self.out_dir / "runs" / tag
-            res = run_scenario(s, out, progress=False, log=lambda *_: None)
-            if not (out / "bag").exists():
-                return {"aborted": True, "abort_reason": res.message, "t": np.zeros(0), "z_cmd": np.zeros(0),
-                        "z_ach": np.zeros(0)}
-            rec, _, _ = record_from_bag(out / "bag")
-            if res.code != 0:
-                rec["aborted"] = True
+            rec = self._run_graph(s, point)
         rec = {k: v for k, v in rec.items() if not k.startswith("_")}
         rec["dt"] = s.loop.dt_s
         return rec
+
+    def _run_graph(self, s, point: Mapping) -> dict:
+        from rths_ros.analysis.run_analysis import record_from_bag
+        from rths_ros.runner import RunError, run_scenario
+        out = self.out_dir / "runs" / point_tag(point)
+        empty = {"t": np.zeros(0), "z_cmd": np.zeros(0), "z_ach": np.zeros(0), "aborted": True}
+        try:
+            res = run_scenario(s, out, progress=False, log=lambda *_: None)
+        except RunError as exc:
+            return {**empty, "abort_reason": f"run failed to start: {exc}"}
+        bag = out / "bag"
+        if not bag.exists():
+            return {**empty, "abort_reason": res.message or "no bag recorded"}
+        try:
+            rec, _, _ = record_from_bag(bag)
+        except Exception as exc:  # noqa: BLE001 - an unreadable bag is a lost point, not a lost sweep
+            return {**empty, "abort_reason": f"bag not readable: {exc}"}
+        if res.code != 0:
+            rec["aborted"] = True
+            rec["abort_reason"] = rec.get("abort_reason") or res.message.splitlines()[0]
+        rec.pop("missing_samples", None)
+        rec["wall_s"] = res.wall_s
+        return rec
+
+    def reference(self, point: Mapping | None = None) -> dict:
+        """The reference solution z^r of the contact test (thesis §4.4, pure simulation with an ideal
+        transfer system) as a record (``z_cmd = z_ach = z^r``), for ``reference.source: runner``."""
+        s = self.scenario(point)
+        if s.numerical.model != "contact_1d":
+            raise ParameterError(f"reference.source: 'runner' is not allowed for numerical.model = "
+                                 f"{s.numerical.model!r}; only the contact_1d model has a reference solution")
+        from rths_ros.core.contact1d import reference_solution
+        dt = s.loop.dt_s
+        ref = reference_solution(s.numerical.contact_1d, t_end_s=s.steps * dt)
+        z = np.array(ref["z"], dtype=float)[: s.steps + 1]
+        return {"t": np.arange(z.size) * dt, "z_cmd": z, "z_ach": z.copy(),
+                "contact": np.array(ref["contact"], dtype=float)[: z.size], "dt": dt}
+
+
+class DelayedCommandController(TrackingController):
+    """Wraps a tracking controller and delays its desired displacement by ``n`` samples (tau_add of the
+    building benchmark): the command path gets a pure extra delay, the feedback loop is unchanged."""
+
+    def __init__(self, inner: TrackingController, n: int):
+        super().__init__(inner.dt_s)
+        self.inner, self.n = inner, int(n)
+        self.reset()
+
+    def reset(self) -> None:
+        self.inner.reset()
+        self._buf = [0.0] * (self.n + 1)
+        self._i = 0
+
+    def step(self, desired: float, measured: float) -> float:
+        self._buf[self._i] = desired
+        self._i = (self._i + 1) % (self.n + 1)
+        return self.inner.step(self._buf[self._i], measured)
+
+
+BUILDING_CONTROLLER_KEYS = ("kp", "ki_per_s", "lead_gain", "lead_zero_rad_s", "lead_pole_rad_s")
+
+
+class BuildingPointRunner:
+    """``run_point`` for the building benchmark (seed 000 §12.2) in process with
+    :func:`rths_ros.core.building.run_benchmark` and its reference controller.
+
+    ``scenario``: ``case1``..``case4``, optionally with the ground motion, ``case1/kobe``.  Keys of a
+    point or of the overrides: ``tau_add_s`` (extra delay of the desired displacement y1 before the
+    controller, rounded to whole samples of 1/4096 s), the controller gains ``kp``, ``ki_per_s``,
+    ``lead_*`` (:class:`rths_ros.core.tracking_controller.ReferenceControllerParams`), or any field of
+    :class:`rths_ros.core.building.BenchmarkParams`.  Record: ``z_cmd`` = y1 (numerical DoF 1, the
+    desired actuator displacement), ``z_ach`` = x_m (measured actuator displacement); the thesis's
+    floor-1 magnitude is q on ``z_cmd`` (the numerical substructure's response)."""
+
+    def __init__(self, scenario: str = "case1", overrides: Mapping | None = None):
+        head, _, quake = str(scenario).partition("/")
+        if not head.startswith("case") or not head[4:].isdigit():
+            raise ParameterError(f"scenario: {scenario!r} is not allowed with runner = building; expected "
+                                 "'case1'..'case4' or 'case1/elcentro'")
+        self.case = int(head[4:])
+        self.earthquake = quake or "elcentro"
+        self.overrides = dict(overrides or {})
+        self._split({})                 # validate now
+
+    def _split(self, point: Mapping):
+        from rths_ros.core.building import benchmark_params
+        from rths_ros.core.tracking_controller import ReferenceController
+        merged = {**self.overrides, **point}
+        tau = float(merged.pop("tau_add_s", 0.0))
+        gains = {k: merged.pop(k) for k in list(merged) if k in BUILDING_CONTROLLER_KEYS}
+        params = benchmark_params(self.case, self.earthquake, **merged)
+        if tau < 0:
+            raise ParameterError(f"tau_add_s: {tau!r} is not allowed; expected >= 0 s")
+        n = int(round(tau / params.dt_s))
+        inner = ReferenceController(dt_s=params.dt_s, **gains)
+        ctrl = inner if n == 0 else DelayedCommandController(inner, n)
+        return params, ctrl, n
+
+    def __call__(self, point: Mapping) -> dict:
+        from rths_ros.core.building import run_benchmark
+        params, ctrl, n = self._split(point)
+        rec = run_benchmark(controller=ctrl, params=params, evaluate=False)
+        return {"t": rec["t"], "z_cmd": rec["y"][:, 0], "z_ach": rec["x_m"], "x_r1": rec["x_r"][:, 0],
+                "aborted": bool(rec["aborted"]), "abort_reason": rec["abort_reason"], "dt": params.dt_s,
+                "delay_samples": n}
+
+    def reference(self, point: Mapping | None = None) -> dict:
+        """The reference structure's floor-1 response x_r1 (``z_cmd = z_ach = x_r1``)."""
+        rec = self({})
+        return {"t": rec["t"], "z_cmd": rec["x_r1"], "z_ach": rec["x_r1"].copy(), "dt": rec["dt"]}
 
 
 def make_runner(spec: SweepSpec, out_dir: str | Path | None = None) -> Callable[[dict], dict]:
@@ -473,6 +603,8 @@ def make_runner(spec: SweepSpec, out_dir: str | Path | None = None) -> Callable[
     if spec.runner == "linear_vrths":
         from rths_ros.core.linear_vrths import LinearPointRunner
         return LinearPointRunner(spec.scenario, **dict(spec.overrides))
+    if spec.runner == "building":
+        return BuildingPointRunner(spec.scenario, spec.overrides)
     return ScenarioPointRunner(spec.scenario, spec.overrides, backend=spec.runner, out_dir=out_dir)
 
 
@@ -519,9 +651,38 @@ def _call(run_point, point):
     return run_point(point)
 
 
+def open_cluster(address: str):
+    """(client, cluster) of a Dask distributed cluster.  ``local:N`` starts a LocalCluster of N worker
+    processes (one thread each, on 127.0.0.1, no dashboard) that is closed with the client; any other
+    value is the address of a running scheduler (e.g. ``tcp://host:8786``), whose cluster is left running."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:    # pragma: no cover - the packages are in requirements/runtime.txt
+        raise ParameterError("cluster: the packages dask and distributed are not installed "
+                             "(pip install -r requirements/runtime.txt)") from None
+    address = str(address).strip()
+    if address.startswith("local:"):
+        n = address[len("local:"):]
+        if not n.isdigit() or not 1 <= int(n) <= 256:
+            raise ParameterError(f"cluster: {address!r} is not allowed; expected local:N with N in 1..256")
+        cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None)
+        return Client(cluster), cluster
+    if not address:
+        raise ParameterError("cluster: '' is not allowed; expected local:N or a scheduler address")
+    return Client(address), None
+
+
 def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], dict] | None = None,
-              workers: int = 1, progress: Callable[[str], None] | None = print, raw: Mapping | None = None) -> dict:
-    """Run every point (in parallel when ``workers > 1``), save them, analyse, write the outputs."""
+              workers: int = 1, progress: Callable[[str], None] | None = print, raw: Mapping | None = None,
+              cluster: str | None = None) -> dict:
+    """Run every point, save them, analyse, write the outputs.
+
+    Points run one after the other (``workers = 1``), in a ``ProcessPoolExecutor`` of ``workers``
+    processes, or, with ``cluster`` (``local:N`` or a scheduler address), as tasks of a Dask distributed
+    cluster (:func:`open_cluster`).  ``run_point`` must be picklable for the last two; with a remote
+    cluster the output directory must be reachable by the workers under the same path (graph runs write
+    their bags there)."""
     out = Path(out_dir)
     (out / "points").mkdir(parents=True, exist_ok=True)
     (out / "sweep.yaml").write_text(yaml.safe_dump(dict(raw) if raw is not None else _spec_data(spec),
@@ -535,9 +696,27 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
 
     def report() -> None:
         if progress is not None:
-            progress(f"  FACE {spec.name}: {done}/{len(points)} points done  {time.monotonic() - t0:6.1f} s")
+            n = len(points)
+            bar = "#" * (30 * done // n) + "-" * (30 - 30 * done // n)
+            progress(f"  FACE {spec.name}: [{bar}] {done}/{n} points done  {time.monotonic() - t0:6.1f} s")
 
-    if workers > 1:
+    if cluster:
+        from distributed import as_completed as dask_completed
+        client, local = open_cluster(cluster)
+        try:
+            futs = {client.submit(_call, run_point, pt, pure=False, key=f"face-{spec.name}-{i}-{time.time_ns()}"): i
+                    for i, pt in enumerate(points)}
+            for fut in dask_completed(list(futs)):
+                i = futs[fut]
+                records[i] = fut.result()
+                _save_record(out / "points" / f"point_{i:03d}.npz", records[i])
+                done += 1
+                report()
+        finally:
+            client.close()
+            if local is not None:
+                local.close()
+    elif workers > 1:
         with cf.ProcessPoolExecutor(max_workers=workers) as pool:
             futs = {pool.submit(_call, run_point, pt): i for i, pt in enumerate(points)}
             for fut in cf.as_completed(futs):
@@ -683,14 +862,18 @@ def write_outputs(result: Mapping, out_dir: str | Path, spec: SweepSpec | None =
     return {"json": out / "face.json", "png": png, "report": out / "report.md"}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m rths_ros.analysis.face SWEEP.yaml --out DIR [--workers N] [--reanalyse]``."""
+def main(argv: list[str] | None = None, prog: str = "face") -> int:
+    """``python -m rths_ros.analysis.face SWEEP.yaml --out DIR [--workers N] [--reanalyse] [--cluster ADDRESS]``
+    (also ``rths face``)."""
     import argparse
-    ap = argparse.ArgumentParser(prog="face", description="FACE fidelity assessment sweep")
+    ap = argparse.ArgumentParser(prog=prog, description="FACE fidelity assessment sweep")
     ap.add_argument("sweep", help="sweep YAML (with --reanalyse: optional, default OUT/sweep.yaml)", nargs="?")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
     ap.add_argument("--reanalyse", action="store_true", help="analyse the saved points again, do not run")
+    ap.add_argument("--cluster", default=None, metavar="ADDRESS",
+                    help="run the points on a Dask distributed cluster: local:N (N local worker processes) or a "
+                         "scheduler address such as tcp://host:8786")
     a = ap.parse_args(argv)
     try:
         if a.reanalyse:
@@ -700,9 +883,9 @@ def main(argv: list[str] | None = None) -> int:
             if not a.sweep:
                 ap.error("a sweep file is required unless --reanalyse")
             spec, raw = load_sweep(a.sweep)
-            res = run_sweep(spec, a.out, workers=max(1, a.workers), raw=raw)
+            res = run_sweep(spec, a.out, workers=max(1, a.workers), raw=raw, cluster=a.cluster)
     except ParameterError as exc:
-        print(f"face: error: {exc}", file=sys.stderr)
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     print(f"q_min = {res['q_min']:.5g}, q_pred = {res['q_pred']:.5g}, error estimate "
           f"{_pct(res['error_estimate'])}" + (f", prediction error {_pct(res['prediction_error'])}"

@@ -187,6 +187,21 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
     return {"metrics": metrics, "lines": lines}
 
 
+def is_gait_bag(bag: Path) -> bool:
+    """True if the bag holds a gait run (numerical.model = vpp)."""
+    text = read_scenario_yaml(Path(bag))
+    if text is None:
+        return False
+    data = yaml.safe_load(text) or {}
+    return (data.get("numerical") or {}).get("model") == "vpp"
+
+
 def analyze_bag(bag: Path, out: Path) -> dict:
+    from .building_run import analyze_building_bag, is_building_bag
+    if is_building_bag(Path(bag)):    # the servo-hydraulic benchmark: J1-J9 (rths_ros.analysis.building_run)
+        return analyze_building_bag(Path(bag), out)
+    if is_gait_bag(Path(bag)):    # the prosthetic-foot test has its own record and metrics
+        from .gait_run import analyze_gait_bag
+        return analyze_gait_bag(Path(bag), out)
     rec, scenario, loop = record_from_bag(Path(bag))
     return analyze_record(rec, scenario, loop, out)

@@ -16,7 +16,33 @@ from .sim_plant import SimPlant
 from .stewart import StewartKinematics
 
 
-def build_numerical(s: Scenario) -> NumericalMSD:
+def is_gait(s: Scenario) -> bool:
+    """True for the prosthetic-foot gait test (numerical.model = vpp)."""
+    return s.numerical.model == "vpp"
+
+
+def is_building(s: Scenario) -> bool:
+    """True for the servo-hydraulic building benchmark (numerical.model = building)."""
+    return s.numerical.model == "building"
+
+
+def build_building_platform(s: Scenario):
+    """The benchmark's tracking controller, as the platform node's object (rths_ros.core.building_rths)."""
+    from .building_rths import BuildingPlatform, make_controller
+    return BuildingPlatform(make_controller(s.tracking_controller, s.loop.dt_s))
+
+
+def build_numerical(s: Scenario):
+    """The numerical substructure: NumericalMSD (contact_1d), GaitNumerical (vpp) or BuildingNumerical (building)."""
+    if is_building(s):
+        from .building_rths import BuildingNumerical
+        return BuildingNumerical(s.numerical.building)
+    if is_gait(s):
+        from .gait_rths import GaitNumerical
+        return GaitNumerical(s.numerical.vpp, s.numerical.gait, s.loop.dt_s)
+    if s.numerical.model == "contact_1d_newmark":
+        from .newmark_contact1d import NewmarkMSD
+        return NewmarkMSD(s.numerical.contact_1d, s.numerical.newmark, s.loop.dt_s)
     p = s.numerical.contact_1d
     if abs(p.dt_s - s.loop.dt_s) > 1e-15:
         from .params import ParameterError
@@ -31,19 +57,52 @@ def build_platform(s: Scenario) -> tuple[InterfaceMap, PlatformCommander]:
     return imap, PlatformCommander(imap, s.platform.commander)
 
 
+def build_gait_platform(s: Scenario):
+    """GaitPlatform of the gait test, with its start pose = inverse kinematics of the model's initial command."""
+    from .gait_rths import GaitNumerical, GaitPlatform
+    plat = GaitPlatform(s.platform.gait, StewartKinematics(s.platform.geometry), s.platform.commander.vff,
+                        s.loop.dt_s)
+    q0 = GaitNumerical(s.numerical.vpp, s.numerical.gait, s.loop.dt_s).q
+    plat.set_start(q0)
+    return plat
+
+
+def gait_start_lengths(s: Scenario):
+    """Leg lengths of the gait test's start pose (the same numbers the platform node computes)."""
+    return build_gait_platform(s).start_lengths.copy()
+
+
+def build_gait_force_processor(s: Scenario):
+    from .gait_rths import GaitForceProcessor
+    return GaitForceProcessor(s.platform.gait, StewartKinematics(s.platform.geometry))
+
+
 def build_plant(s: Scenario) -> SimPlant:
+    if is_building(s):    # the benchmark's servo-hydraulic actuator and specimen
+        from .building_rths import ServoActuatorTwin
+        return ServoActuatorTwin(s.numerical.building)
     kin = StewartKinematics(s.platform.geometry)
     imap = InterfaceMap(s.platform.interface, kin)
+    if s.sim_plant.specimen_kind == "prosthetic_foot":
+        start = gait_start_lengths(s) if is_gait(s) else None
+        return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s, gait_interface=s.platform.gait.interface,
+                        start_lengths=start)
     return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s)
 
 
 def plant_seed(s: Scenario, trial: int = 0) -> int:
     """The plant's noise seed for a trial: loop.seed, sim_plant.noise_seed and the trial index combined
-    (every trial has its own noise, and the same run always the same)."""
+    (every trial has its own noise, and the same run always the same).  The building benchmark: its own
+    numerical.building.noise_seed + trial (trial 0 draws the noise of the core run_benchmark)."""
+    if is_building(s):
+        return int(s.numerical.building.noise_seed) + int(trial)
     return int(s.loop.seed) * 1_000_003 + int(s.sim_plant.noise_seed) + 7919 * int(trial)
 
 
 def build_force_processor(s: Scenario) -> ForceProcessor:
+    if is_building(s):
+        from .building_rths import BuildingForce
+        return BuildingForce()
     return ForceProcessor(s.ft_sensor)
 
 

@@ -9,7 +9,10 @@ Per synchronisation step the numerical part's interface state (q, qdot) becomes 
   block a time derivative, so the output of the position controller is enhanced by the desired leg velocity,
   ``v_cmd,i = K_Pp (b_i - b'_i) + bdot_i``.  Here ``feedforward_velocity = bdot`` when ``vff`` is on, else 0;
 * position-level feedforward (AFF, ch. 7: ``b_i,cmd = b_i + u_i``) is carried in ``feedforward_position``; the
-  commander writes 0 and the adaptive filter adds its output there.
+  commander writes 0 and the adaptive filter adds its output there;
+* command shaping (``coupling``, :mod:`rths_ros.core.coupling`): before the inverse kinematics the interface
+  state may be replaced by its forward prediction or by the inverse process model of the transfer system
+  (transfer-dynamics cancellation, seed 004).  Off by default; then (q, qdot) pass unchanged.
 
 Limits (seed 000 §16.2, Riebe [183]): stroke (leg length range), leg speed and universal-joint angle.  A command
 outside them raises :class:`LimitViolation` (the supervisor stops the test) unless ``enforce_limits`` is off.
@@ -22,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from rths_ros.core.coupling import CommandShaper, CouplingParams
 from rths_ros.core.interface import InterfaceMap
 from rths_ros.core.params import param
 
@@ -36,6 +40,8 @@ class PlatformCommanderParams:
                       "position controller (seed 000 §4.2.1)")
     enforce_limits: bool = param(True, "", doc="raise LimitViolation when a command leaves the stroke, leg speed or "
                                  "joint angle limits")
+    coupling: CouplingParams = param(CouplingParams(), doc="command shaping before the inverse kinematics: forward "
+                                     "prediction or transfer-dynamics cancellation (seed 004)")
 
 
 @dataclass
@@ -108,6 +114,8 @@ class PlatformCommander:
         self._ang = np.zeros((2, 6))
         self._q = np.zeros(interface_map.n)
         self._qd = np.zeros(interface_map.n)
+        cp = self.params.coupling
+        self.shaper = CommandShaper(cp, interface_map.n) if cp.active else None
         self.reset()
         # warm-up of the whole chain at home
         self.command(self._q, self._qd)
@@ -120,6 +128,8 @@ class PlatformCommander:
             a.fill(0.0)
         self._out.length[:] = self.kinematics.home_lengths
         self.map.reset()
+        if self.shaper is not None:
+            self.shaper.reset()
 
     @property
     def last(self) -> LegCommandArrays:
@@ -134,6 +144,8 @@ class PlatformCommander:
         a universal joint exceeds the joint angle limit.
         """
         o = self._out if out is None else out
+        if self.shaper is not None:     # prediction / transfer-dynamics cancellation of the interface command
+            q, qdot = self.shaper.shape(q, qdot)
         self.map.leg_commands_into(q, qdot, o.length, o.velocity)
         if self.params.vff:
             o.feedforward_velocity[:] = o.velocity

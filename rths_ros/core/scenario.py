@@ -21,20 +21,25 @@ from typing import Any, Mapping
 import yaml
 
 from .aff import AffParams
+from .building_rths import BuildingScenarioParams, TrackingControllerParams
 from .contact1d import Contact1DParams
 from .ilc import IlcParams
 from .passivity import PassivityParams
 from .force_processing import ForceProcessorParams
+from .gait_rths import GaitCommandParams, GaitPlatformParams
 from .interface import InterfaceMapParams
+from .newmark import NewmarkParams
 from .params import ParameterError, build, describe, param, to_dict
 from .platform import PlatformCommanderParams
-from .safety import FaultParams
+from .safety import FaultParams, SafetyParams
 from .sim_plant import SimPlantParams
 from .stewart import StewartGeometryParams
+from .vpp import VppParams
+from ..drivers.hardware import HardwareParams
 
 #: Every node the runner knows, in start order (beat-setting plant last, so all consumers exist).
 KNOWN_NODES = ("recorder", "supervisor", "numerical_substructure", "stewart_platform", "ft_sensor",
-               "passivity_controller", "ilc_learner", "aff_learner", "sim_plant",
+               "passivity_controller", "ilc_learner", "aff_learner", "sim_plant", "hardware_plant",
                "smoke_listener", "smoke_talker")
 #: Nodes replaced by their hardware drivers when plant = hardware.
 PLANT_NODES = ("sim_plant",)
@@ -95,8 +100,20 @@ class SmokeParams:
 
 @dataclass(frozen=True)
 class NumericalParams:
-    model: str = param("contact_1d", "", doc="numerical substructure model", choices=("contact_1d",))
+    model: str = param("contact_1d", "", doc="numerical substructure model: the 1-D contact test or the VPP "
+                       "amputee walker (prosthetic-foot gait test); contact_1d_newmark = the contact test's numerical "
+                       "part integrated by Newmark (numerical.newmark); building = the servo-hydraulic vRTHS "
+                       "benchmark (numerical.building, tracking_controller)",
+                       choices=("contact_1d", "vpp", "contact_1d_newmark", "building"))
     contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (seed 000 ch. 4)")
+    newmark: NewmarkParams = param(NewmarkParams(), doc="Newmark scheme of numerical.model = contact_1d_newmark "
+                                   "(seed 001 §2.3)")
+    vpp: VppParams = param(VppParams(), doc="VPP gait model, amputee right leg (seed 000 ch. 15-16, Table A.7)")
+    gait: GaitCommandParams = param(GaitCommandParams(), doc="initial conditions and swing policy of the gait "
+                                    "interface command")
+    building: BuildingScenarioParams = param(BuildingScenarioParams(), doc="servo-hydraulic building benchmark "
+                                             "(Silva et al. 2020): structure, ground motion, transfer system, "
+                                             "sensors, limits, plant draw (docs/benchmark_building.md)")
 
 
 @dataclass(frozen=True)
@@ -104,6 +121,8 @@ class PlatformParams:
     geometry: StewartGeometryParams = param(StewartGeometryParams(), doc="hexapod geometry and limits")
     interface: InterfaceMapParams = param(InterfaceMapParams(), doc="interface DoFs and specimen mounting")
     commander: PlatformCommanderParams = param(PlatformCommanderParams(), doc="feedforward and limit switches")
+    gait: GaitPlatformParams = param(GaitPlatformParams(), doc="prosthetic foot mounting and leg-speed policy "
+                                     "(numerical.model = vpp)")
 
 
 @dataclass(frozen=True)
@@ -123,19 +142,52 @@ class Scenario:
     passivity: PassivityParams = param(PassivityParams(), doc="Normalized Passivity Control (passivity_controller)")
     ilc: IlcParams = param(IlcParams(), doc="iterative learning control between trials (ilc_learner)")
     aff: AffParams = param(AffParams(), doc="adaptive feedforward FIR filters (aff_learner)")
-    faults: FaultParams = param(FaultParams(), doc="fault injection into the simulated plant")
+    safety: SafetyParams = param(SafetyParams(), doc="limits, watchdogs and the safe pose after an abort")
+    faults: FaultParams = param(FaultParams(), doc="fault injection (tests and drills)")
     smoke: SmokeParams = param(SmokeParams(), doc="the smoke test's two nodes")
+    hardware: HardwareParams = param(HardwareParams(), doc="plant = hardware: platform link, Net F/T, emulation")
+    tracking_controller: TrackingControllerParams = param(TrackingControllerParams(), doc="tracking controller of "
+                                                          "the building benchmark (numerical.model = building)")
 
     def validate(self) -> None:
         if len(set(self.nodes)) != len(self.nodes):
             raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
         if not self.nodes:
             raise ParameterError("nodes: [] is not allowed; expected at least one node")
+        if self.numerical.model == "vpp":
+            if self.plant == "sim" and self.sim_plant.specimen_kind != "prosthetic_foot":
+                raise ParameterError("sim_plant.specimen_kind: 'contact_1d' is not allowed with numerical.model = "
+                                     "'vpp'; expected 'prosthetic_foot'")
+            for sec in ("passivity", "ilc", "aff"):
+                if getattr(self, sec).enabled:
+                    raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'vpp' (the "
+                                         "controllers act on the 1-D contact interface only)")
+        if self.numerical.model == "building":
+            self._validate_building()
+            return
         for key, value in (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
-                           ("passivity.dt_s", self.passivity.dt_s)):
+                           ("passivity.dt_s", self.passivity.dt_s),
+                           ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s)):
             if abs(value - self.loop.dt_s) > 1e-15:
                 raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
                                      "equal (one update per synchronisation step)")
+
+    def _validate_building(self) -> None:
+        """The servo-hydraulic benchmark: simulated plant, no contact-test controllers, one sample time."""
+        if self.plant != "sim":
+            raise ParameterError("plant: 'hardware' is not allowed with numerical.model = 'building' (the "
+                                 "benchmark's transfer system is virtual)")
+        for sec in ("passivity", "ilc", "aff"):
+            if getattr(self, sec).enabled:
+                raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'building' (the "
+                                     "benchmark's tracking controller is tracking_controller)")
+        for key, value in (("numerical.building.dt_s", self.numerical.building.dt_s),
+                           ("tracking_controller.reference.dt_s", self.tracking_controller.reference.dt_s)):
+            if abs(value - self.loop.dt_s) > 1e-15:
+                raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
+                                     "equal (one update per synchronisation step)")
+        if self.tracking_controller.kind == "python" and not self.tracking_controller.class_path:
+            raise ParameterError("tracking_controller.class_path: missing; kind = 'python' needs 'module:Class'")
 
     @property
     def steps(self) -> int:
@@ -152,6 +204,9 @@ class Scenario:
             sec = getattr(self, section, None)
             if sec is not None and getattr(sec, "enabled", False):
                 wanted.add(node)
+        if self.plant == "hardware" and "sim_plant" in wanted:   # the rig replaces the digital twin
+            wanted.discard("sim_plant")
+            wanted.add("hardware_plant")
         return tuple(n for n in KNOWN_NODES if n in wanted)
 
 

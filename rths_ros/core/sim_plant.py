@@ -16,6 +16,17 @@ synchronisation step t_k -> t_{k+1} (fast-path step 6) and returns the measureme
    the wrench is the specimen force in the sensor frame (aligned with the TCP, origin at the TCP) plus
    bias and seeded Gaussian noise.
 
+Prosthetic-foot specimen (``specimen_kind = prosthetic_foot``, the gait RTHS of seed 000 Part III): steps 2-3
+are replaced by the simulated 1C40 foot (:class:`~rths_ros.core.prosthetic_foot.ProstheticFoot`) on the fixed
+ground plate.  The true platform pose (forward kinematics of the true leg lengths) and its body twist (from the
+true leg rates) pose the foot through the mounting of :class:`~rths_ros.core.gait_interface.GaitInterface`
+(``foot_state_from_tcp``); the foot's wrench on the sensor is the sensor wrench (plus bias and noise as above).
+The trial starts at ``start_lengths`` (the gait's start pose) instead of the home lengths.
+
+Ideal actuator (``ideal_actuator = true``): the true leg lengths equal the commanded lengths at the end of each
+step and the true leg rates are the difference quotient of the commanded lengths (no leg dynamics, no lag); the
+one-step command/measurement delay of the loop remains.
+
 Everything is deterministic for a given ``noise_seed`` and independent of wall-clock time.
 """
 from __future__ import annotations
@@ -26,8 +37,10 @@ import numpy as np
 import pinocchio as pin
 
 from rths_ros.core.interface import InterfaceMap
+from rths_ros.core.gait_interface import GaitInterface, GaitInterfaceParams
 from rths_ros.core.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams
 from rths_ros.core.params import ParameterError, param
+from rths_ros.core.prosthetic_foot import ProstheticFoot, ProstheticFootParams
 from rths_ros.core.specimen import Specimen1D, Specimen1DParams
 from rths_ros.core.stewart import StewartKinematics
 
@@ -55,6 +68,13 @@ class SimPlantParams:
     force_bias: tuple[float, ...] = param([0.0] * 6, "N, N m", -1e4, 1e4,
                                           "constant sensor bias [Fx, Fy, Fz, Mx, My, Mz]", length=6)
     noise_seed: int = param(0, "", 0, 2**63 - 1, "seed of the sensor noise generator")
+    specimen_kind: str = param("contact_1d", "", doc="experimental part of the twin: the 1-D mass on a spring "
+                               "(contact test) or the simulated prosthetic foot on the ground plate (gait test)",
+                               choices=("contact_1d", "prosthetic_foot"))
+    foot: ProstheticFootParams = param(ProstheticFootParams(), doc="simulated 1C40 foot (specimen_kind = "
+                                       "prosthetic_foot)")
+    ideal_actuator: bool = param(False, "", doc="the legs reach the commanded lengths exactly at each step (no leg "
+                                 "dynamics); false: Table 4.1 legs under the cascade")
 
 
 @dataclass
@@ -86,7 +106,7 @@ class SimPlant:
     """Digital twin advanced in lockstep with the fast path (see module doc)."""
 
     def __init__(self, params: SimPlantParams | None, kinematics: StewartKinematics, interface_map: InterfaceMap,
-                 dt_s: float = 1e-3):
+                 dt_s: float = 1e-3, gait_interface: GaitInterfaceParams | None = None, start_lengths=None):
         self.params = params if params is not None else SimPlantParams()
         if not dt_s > 0.0:
             raise ParameterError(f"dt_s: {dt_s!r} is not allowed; expected a number > 0 s")
@@ -98,6 +118,17 @@ class SimPlant:
         self.specimen = Specimen1D(p.specimen, self.dt_s)
         self._home_pose = kinematics.home_pose
         self._home_lengths = np.array(kinematics.home_lengths, dtype=float)
+        self._start_lengths = self._home_lengths.copy() if start_lengths is None else \
+            np.array(start_lengths, dtype=float)
+        self._foot_mode = p.specimen_kind == "prosthetic_foot"
+        if self._foot_mode:
+            self.gait = GaitInterface(gait_interface, kinematics)
+            self.foot = ProstheticFoot(p.foot)
+            self._foot_w = np.zeros(6)
+            self._V = np.zeros(6)
+        self._ideal = bool(p.ideal_actuator)
+        self._ideal_len = self._start_lengths.copy()
+        self._ideal_vel = np.zeros(N_LEGS)
         self._offset = float(interface_map.params.specimen_offset_m)
         self._home_z = self._interface_point_z(self._home_pose)
         self._weight = p.specimen.m_exp_kg * p.specimen.g_m_per_s2
@@ -113,7 +144,7 @@ class SimPlant:
         self._rng = np.random.Generator(np.random.PCG64(p.noise_seed))
         self.reset()
         # exercise the whole step once (kernels are compiled by now), then start over
-        self.step(self._home_lengths, np.zeros(N_LEGS))
+        self.step(self._start_lengths, np.zeros(N_LEGS))
         self.reset()
 
     # ------------------------------------------------------------------------------------------------
@@ -124,16 +155,19 @@ class SimPlant:
         """Everything at rest at home; the noise generator restarts from ``seed`` (default ``noise_seed``)."""
         p = self.params
         self._rng = np.random.Generator(np.random.PCG64(p.noise_seed if seed is None else int(seed)))
-        self.legs.reset(self._home_lengths)
+        self.legs.reset(self._start_lengths)
         self.specimen.reset(0.0)
-        self._pose = self._home_pose
+        self._ideal_len[:] = self._start_lengths
+        self._ideal_vel[:] = 0.0
+        self._pose = self._home_pose if not self._foot_mode else \
+            self.kinematics.forward(self._start_lengths, guess=self._home_pose)
         self._z = 0.0
-        self._cmd_buf[:] = self._home_lengths
+        self._cmd_buf[:] = self._start_lengths
         self._ff_buf[:] = 0.0
         self._buf_i = 0
         self._k = 0
-        self._lq[:] = self._home_lengths
-        self._lq_prev[:] = self._home_lengths
+        self._lq[:] = self._start_lengths
+        self._lq_prev[:] = self._start_lengths
         self._out = self._make_output(first=True)
         return self._out
 
@@ -145,6 +179,11 @@ class SimPlant:
     def pose(self) -> pin.SE3:
         """True TCP pose (from the true leg lengths)."""
         return self._pose
+
+    @property
+    def start_lengths(self) -> np.ndarray:
+        """Leg lengths at the start of a trial (the home lengths, or the gait test's start pose)."""
+        return self._start_lengths.copy()
 
     @property
     def step_index(self) -> int:
@@ -161,8 +200,17 @@ class SimPlant:
             self._ff_buf[i] = ff_velocity
         j = (i + 1) % nd            # oldest entry = the command of command_delay_steps steps ago
         self._buf_i = j
-        self.legs.step(self._cmd_buf[j], self._ff_buf[j])
-        self._pose = self.kinematics.forward(self.legs.length, guess=self._pose)
+        if self._ideal:
+            np.subtract(self._cmd_buf[j], self._ideal_len, out=self._ideal_vel)
+            self._ideal_vel /= self.dt_s
+            self._ideal_len[:] = self._cmd_buf[j]
+        else:
+            self.legs.step(self._cmd_buf[j], self._ff_buf[j])
+        self._pose = self.kinematics.forward(self._true_length, guess=self._pose)
+        if self._foot_mode:
+            self._k += 1
+            self._out = self._make_output(first=False)
+            return self._out
         z0 = self._z
         self._z = self._interface_point_z(self._pose) - self._home_z
         self.specimen.step(z0, self._z)
@@ -170,10 +218,24 @@ class SimPlant:
         self._out = self._make_output(first=False)
         return self._out
 
+    @property
+    def _true_length(self) -> np.ndarray:
+        return self._ideal_len if self._ideal else self.legs.length
+
+    @property
+    def _true_velocity(self) -> np.ndarray:
+        return self._ideal_vel if self._ideal else self.legs.velocity
+
+    def _foot_wrench(self) -> np.ndarray:
+        """Wrench of the simulated foot on the sensor for the true platform pose and twist."""
+        self.kinematics.twist_from_rates(self._pose, self._true_velocity, self._V)
+        state = self.gait.foot_state_from_tcp(self._pose, self._V)
+        return self.foot.wrench_of_state(state, self._foot_w)
+
     # ------------------------------------------------------------------------------------------------
     def _make_output(self, first: bool) -> PlantOutput:
         p = self.params
-        true_len = self.legs.length
+        true_len = self._true_length
         q = p.quantisation_m
         self._lq_prev[:] = self._lq
         if q > 0.0:
@@ -185,25 +247,28 @@ class SimPlant:
         else:
             self._lq[:] = true_len
         if p.velocity_estimate == "true":
-            vel = self.legs.velocity.copy()
+            vel = self._true_velocity.copy()
         elif first:
             vel = np.zeros(N_LEGS)
         else:
             vel = (self._lq - self._lq_prev) / self.dt_s
-        # specimen force along world z, expressed in the sensor (TCP) frame, acting on the TCP z axis
-        fz_world = self.specimen.sensor_force
-        rot = self._pose.rotation
         wrench = np.empty(6)
-        wrench[:3] = rot[2, :] * fz_world           # R^T (0, 0, F_z)
-        off = self._offset
-        wrench[3] = -off * wrench[1]                # (0, 0, offset) x F
-        wrench[4] = off * wrench[0]
-        wrench[5] = 0.0
+        if self._foot_mode:
+            wrench[:] = self._foot_wrench()
+        else:
+            # specimen force along world z, expressed in the sensor (TCP) frame, acting on the TCP z axis
+            fz_world = self.specimen.sensor_force
+            rot = self._pose.rotation
+            wrench[:3] = rot[2, :] * fz_world           # R^T (0, 0, F_z)
+            off = self._offset
+            wrench[3] = -off * wrench[1]                # (0, 0, offset) x F
+            wrench[4] = off * wrench[0]
+            wrench[5] = 0.0
         self._rng.standard_normal(out=self._noise)
         wrench += self._noise * self._noise_std
         wrench += self._bias
         return PlantOutput(step=self._k, lengths=self._lq.copy(), velocities=vel,
-                           currents=self.legs.current.copy(), wrench=wrench, true_lengths=true_len.copy(),
+                           currents=(np.zeros(N_LEGS) if self._ideal else self.legs.current.copy()), wrench=wrench, true_lengths=true_len.copy(),
                            platform_z_m=self._z, specimen_position_m=self.specimen.position,
                            contact_force_n=self.specimen.contact_force, in_contact=self.specimen.in_contact,
                            touched=self.specimen.touched)

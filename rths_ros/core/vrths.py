@@ -28,6 +28,20 @@ def empty_record(n: int) -> dict:
     return rec
 
 
+GAIT_KEYS3 = ("q_cmd", "qd_cmd", "q_ach", "qd_ach", "force", "measured")
+
+
+def empty_gait_record(n: int) -> dict:
+    """Record of the gait test: 3-DoF interface command / achieved state / load per step (plate frame, see
+    :mod:`rths_ros.core.gait_rths`), contact and CoP, and the leg and wrench channels."""
+    rec = {"k": np.arange(n), "t": np.zeros(n), "contact": np.zeros(n, dtype=bool), "cop_x": np.full(n, np.nan)}
+    for key in GAIT_KEYS3:
+        rec[key] = np.zeros((n, 3))
+    for key in ("b_cmd", "b_meas", "bdot_meas", "current", "ff_velocity", "wrench"):
+        rec[key] = np.zeros((n, 6))
+    return rec
+
+
 def hold_last_index(mask: np.ndarray) -> np.ndarray:
     """Indices that replace every missing sample (mask False) by the last present one before it (the
     first present one at the start), as a receiving node holds its last input."""
@@ -52,6 +66,26 @@ class VirtualRun:
 
     def __init__(self, s: Scenario):
         self.s = s
+        self.gait = fastpath.is_gait(s)
+        self.building = fastpath.is_building(s)
+        if self.building:  # the servo-hydraulic benchmark (see rths_ros.core.building_rths)
+            self.numerical = fastpath.build_numerical(s)
+            self.platform = fastpath.build_building_platform(s)
+            self.plant = fastpath.build_plant(s)
+            self.force = fastpath.build_force_processor(s)
+            self.n_steps = s.steps
+            self.trial_len = s.steps + 1
+            self.npc = self.aff = self.ilc = None
+            return
+        if self.gait:      # the prosthetic-foot test: its own objects (see rths_ros.core.gait_rths)
+            self.numerical = fastpath.build_numerical(s)
+            self.platform = fastpath.build_gait_platform(s)
+            self.plant = fastpath.build_plant(s)
+            self.gforce = fastpath.build_gait_force_processor(s)
+            self.n_steps = s.steps
+            self.trial_len = s.steps + 1
+            self.npc = self.aff = self.ilc = None
+            return
         self.numerical = fastpath.build_numerical(s)
         self.imap, self.commander = fastpath.build_platform(s)
         self.plant = fastpath.build_plant(s)
@@ -68,13 +102,18 @@ class VirtualRun:
     def run(self, progress=None) -> dict:
         s = self.s
         trials = s.loop.trials
-        rec = empty_record(trials * self.trial_len)
+        if self.building:
+            from .building_rths import empty_building_record
+            rec = empty_building_record(trials * self.trial_len)
+        else:
+            rec = (empty_gait_record if self.gait else empty_record)(trials * self.trial_len)
         rec["trial"] = rec["k"] // self.trial_len
         rec["t"] = (rec["k"] % self.trial_len) * s.loop.dt_s
         rec["aborted"] = False
         rec["abort_reason"] = ""
         for j in range(trials):
-            ok = self._trial(j, rec)
+            ok = (self._trial_building(j, rec) if self.building else
+                  self._trial_gait(j, rec) if self.gait else self._trial(j, rec))
             if progress is not None:
                 progress(j + 1, trials)
             if ok and self.ilc is not None:
@@ -166,6 +205,111 @@ class VirtualRun:
             b_cmd = cmd.length.copy()
             ff = cmd.feedforward_velocity.copy()
             ff_pos = cmd.feedforward_position.copy()
+            out = self.plant.step(cmd.length, cmd.feedforward_velocity)
+        return True
+
+
+    def _trial_building(self, j: int, rec: dict) -> bool:
+        """One trial of the building benchmark, in the order of the node graph (rths_ros.core.building_rths)."""
+        from .building_rths import ActuatorCapacityExceeded
+        base = j * self.trial_len
+        out = self.plant.reset(fastpath.plant_seed(self.s, j))          # sim_plant: measurement of sample 0
+        num, plat, force = self.numerical, self.platform, self.force
+        num.reset()
+        plat.reset()
+        force.reset()
+        y, yd = rec["y"], rec["ydot"]
+        for k in range(self.n_steps + 1):
+            row = base + k
+            f_m = force.process(out.wrench)[0]                           # ft_sensor
+            x_m = float(out.lengths[0])
+            y[row] = num.q
+            yd[row] = num.qd
+            rec["x_m"][row] = x_m
+            rec["f_m"][row] = f_m
+            rec["x"][row] = out.lengths[1]
+            rec["xdot"][row] = out.velocities[0]
+            rec["f_act"][row] = out.currents[0]
+            rec["u_da"][row] = out.currents[1]
+            rec["f_true"][row] = out.wrench[1]
+            if k == self.n_steps:
+                break
+            u = plat.command(y[row, 0], x_m)                             # stewart_platform: u_k = C(y1_k, x_m,k)
+            rec["u"][row] = u
+            num.step(f_m)                                                # numerical_substructure: y_{k+1}
+            try:
+                out = self.plant.step(np.array([u, 0.0, 0.0, 0.0, 0.0, 0.0]))   # sim_plant: x_m,k+1, f_m,k+1
+            except ActuatorCapacityExceeded as exc:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"sim_plant: step {row + 1}: {exc}"
+                rec["_abort_row"] = k
+                return False
+        return True
+
+    def _trial_gait(self, j: int, rec: dict) -> bool:
+        """One trial of the gait test, in the order of the node graph (see rths_ros.core.gait_rths)."""
+        from .gait_rths import FALL_EVENT
+        s = self.s
+        base = j * self.trial_len
+        out = self.plant.reset(fastpath.plant_seed(s, j))
+        num, plat, gf = self.numerical, self.platform, self.gforce
+        num.reset()
+        plat.reset()
+        gf.reset()
+        q, qd = num.q.copy(), num.qd.copy()
+        b_cmd = plat.start_lengths.copy()
+        ff = np.zeros(6)
+        nan_at = s.faults.nan_wrench_at_step
+        for k in range(self.n_steps + 1):
+            row = base + k
+            wrench = out.wrench if row != nan_at else np.full(6, np.nan)
+            bad = non_finite("wrench", wrench, row)
+            if bad:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"ft_sensor: {bad}"
+                rec["_abort_row"] = k - 1
+                return False
+            try:    # ft_sensor: sagittal load from the wrench and the measured legs
+                force, measured, contact = gf.process(wrench, out.lengths)
+            except LimitViolation as exc:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"ft_sensor: step {row}: {exc}"
+                rec["_abort_row"] = k - 1
+                return False
+            q_ach, qd_ach = plat.achieved(out.lengths, out.velocities)   # stewart_platform: interface state
+            rec["q_cmd"][row] = q
+            rec["qd_cmd"][row] = qd
+            rec["q_ach"][row] = q_ach
+            rec["qd_ach"][row] = qd_ach
+            rec["force"][row] = force
+            rec["measured"][row] = measured
+            rec["contact"][row] = contact
+            rec["cop_x"][row] = gf.cop_x
+            rec["b_cmd"][row] = b_cmd
+            rec["ff_velocity"][row] = ff
+            rec["b_meas"][row] = out.lengths
+            rec["bdot_meas"][row] = out.velocities
+            rec["current"][row] = out.currents
+            rec["wrench"][row] = out.wrench
+            if k == self.n_steps:
+                break
+            ev = num.step(float(force[0]), float(force[1]), float(force[2]))   # numerical_substructure
+            if ev & FALL_EVENT:
+                rec["aborted"] = True
+                rec["abort_reason"] = (f"numerical_substructure: step {row + 1}: the walker fell (VPP model, "
+                                       f"t = {num.t:.3f} s)")
+                rec["_abort_row"] = k
+                return False
+            q, qd = num.q.copy(), num.qd.copy()
+            try:
+                cmd = plat.command(q, qd)                                   # stewart_platform: leg command
+            except LimitViolation as exc:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"step {row + 1}: {exc}"
+                rec["_abort_row"] = k
+                return False
+            b_cmd = cmd.length.copy()
+            ff = cmd.feedforward_velocity.copy()
             out = self.plant.step(cmd.length, cmd.feedforward_velocity)
         return True
 

@@ -3,6 +3,14 @@ contact gating; seed 000 §4.2.4).
 
 In:  /rths/raw_wrench (RawWrench, step k) from the simulated plant or the sensor driver
 Out: /rths/interface_force (InterfaceForce, step k)
+
+Gait test (numerical.model = vpp): the node also takes /rths/leg_state (step k) and pairs it with the wrench of
+the same step (lockstep: waits for both; realtime: the newest leg state).
+:class:`rths_ros.core.gait_rths.GaitForceProcessor` turns them into ``force = [F_par, F_perp, M]`` (the load on
+the stump end along / across the achieved shank axis, about the interface point) and ``measured = [F_x, F_y,
+M_O]`` (plate force and the moment about the plate reference point, from which the centre of pressure
+``x_CoP = M_O / F_y`` follows); ``contact`` = the foot carries at least ``cop_min_force_n``.  A load beyond the
+sensor range or the reaction frame's capacity aborts the run.
 """
 from __future__ import annotations
 
@@ -15,7 +23,9 @@ import numpy as np
 
 from ..core.safety import non_finite, wrench_out_of_range
 
-from rths_ros.msg import InterfaceForce, RawWrench, TestEvent  # noqa: E402
+from ..core.platform import LimitViolation
+
+from rths_ros.msg import InterfaceForce, LegState, RawWrench, TestEvent  # noqa: E402
 
 
 class FtSensorNode(RthsNode):
@@ -36,9 +46,51 @@ class FtSensorNode(RthsNode):
         self._drop_rng = np.random.default_rng([scenario.loop.seed, 0xD209])
         self._spike_s, self._spike_every = fp.delay_spike_s, fp.delay_every_steps
         self.dropped = 0
+        self.gait = fastpath.build_gait_force_processor(scenario) if fastpath.is_gait(scenario) else None
+        if self.gait is not None:
+            self.legs_by_step: dict[int, np.ndarray] = {}
+            self.legs_latest = None
+            self.pending: dict[int, tuple] = {}
+            self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)
 
     def reset_for_trial(self, trial: int) -> None:
         self.proc.reset()
+        if self.gait is not None:
+            self.gait.reset()
+            start = trial * self.trial_len
+            self.legs_by_step = {k: v for k, v in self.legs_by_step.items() if k >= start}
+            self.pending = {k: v for k, v in self.pending.items() if k >= start}
+
+    def on_leg_state(self, msg) -> None:
+        if self.done or not self.enter_trial(msg.step):
+            return
+        k = int(msg.step)
+        lengths = np.array(msg.length, dtype=float)
+        self.legs_latest = lengths
+        p = self.pending.pop(k, None)
+        if p is not None:
+            self.process_gait(k, p[0], lengths, p[1], p[2])
+        else:
+            self.legs_by_step[k] = lengths
+
+    def process_gait(self, k: int, w, lengths, stamp, t0: int) -> None:
+        try:
+            force, measured, contact = self.gait.process(w, lengths)
+        except LimitViolation as exc:
+            self.abort_reason = f"ft_sensor: step {k}: {exc}"
+            self.emit(TestEvent.ABORT, k, self.abort_reason)
+            self.finish(3)
+            return
+        m = self.msg
+        m.header.stamp = stamp
+        m.step = k
+        m.force = [float(force[0]), float(force[1]), float(force[2])]
+        m.measured = [float(measured[0]), float(measured[1]), float(measured[2])]
+        m.contact = bool(contact)
+        m.origin_stamp = stamp
+        self.pub.publish(m)
+        self.timing.compute(time.perf_counter_ns() - t0)
+        self.sync_readers(k)
 
     def on_wrench(self, msg: RawWrench) -> None:
         if self.done or not self.enter_trial(msg.step):
@@ -53,6 +105,19 @@ class FtSensorNode(RthsNode):
             self.abort_reason = f"ft_sensor: {bad}"
             self.emit(TestEvent.ABORT, msg.step, self.abort_reason)
             self.finish(3)
+            return
+        if self.gait is not None:
+            k = int(msg.step)
+            stamp = msg.header.stamp
+            lengths = self.legs_by_step.pop(k, None)
+            if lengths is None and self.mode == "realtime":
+                lengths = self.legs_latest
+            if lengths is None:          # lockstep: the leg state of this step is still on its way
+                from builtin_interfaces.msg import Time
+                st = Time(sec=stamp.sec, nanosec=stamp.nanosec)
+                self.pending[k] = (list(w), st, t0)
+                return
+            self.process_gait(k, list(w), lengths, stamp, t0)
             return
         f_int, f_meas, contact = self.proc.process(w)
         m = self.msg

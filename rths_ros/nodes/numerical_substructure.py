@@ -12,6 +12,15 @@ coefficient is applied to the current velocity if the step's own value is not th
 The model is built by :func:`rths_ros.core.fastpath.build_numerical` (same object as the virtual
 run).  If a force sample is missing in realtime mode the model is advanced over the gap with the
 last force held, so simulated time stays aligned with the step index; the gap is counted as lost.
+
+Gait test (numerical.model = vpp, :class:`rths_ros.core.gait_rths.GaitNumerical`): the force message carries
+the sagittal load ``[F_par, F_perp, M]`` and the command the plate-frame interface pose
+``[x_IFP - x_ref, y_IFP, alpha_R]`` with its rates.  A fall of the walker (event bit 16) aborts the run with
+the reason.
+
+Building benchmark (numerical.model = building, :class:`rths_ros.core.building_rths.BuildingNumerical`): the force
+is the measured specimen force ``f_m,k``; the ground acceleration ``a_g,k`` comes from the record itself; the command
+carries ``position = [q1, q2, q3]`` (``q1 = y1``, the actuator's desired displacement) and the velocities.
 """
 from __future__ import annotations
 
@@ -34,6 +43,9 @@ class NumericalSubstructureNode(RthsNode):
         super().__init__(scenario, out_dir, context)
         self.model = fastpath.build_numerical(scenario)
         self.model.reset()
+        self.gait = fastpath.is_gait(scenario)
+        self.building = fastpath.is_building(scenario)
+        self.f3_last = (0.0, 0.0, 0.0)
         self.pub = self.control_publisher(InterfaceCommand, "/rths/interface_command")
         self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
         self.npc = "passivity_controller" in scenario.run_nodes
@@ -54,15 +66,60 @@ class NumericalSubstructureNode(RthsNode):
         start = trial * self.trial_len
         self.next_k = start
         self.f_last = 0.0
+        if self.gait:
+            self.f3_last = (0.0, 0.0, 0.0)
+            self.publish_gait_command(start, start, time.time_ns())
+            return
         self.publish_command(start, start, 0.0, 0.0, time.time_ns())
+
+    def publish_gait_command(self, k: int, origin_k: int, origin_ns: int) -> None:
+        m = self.msg
+        m.header.stamp = self.get_clock().now().to_msg()
+        m.step = k
+        m.position = self.model.q
+        m.velocity = self.model.qd
+        m.origin_step = origin_k
+        set_stamp(m.origin_stamp, origin_ns)
+        self.pub.publish(m)
+
+    def on_gait_force(self, msg: InterfaceForce, k: int, t0: int) -> None:
+        from ..core.gait_rths import FALL_EVENT
+        while self.next_k < k:  # realtime gap: hold the last load over the missing steps
+            self.model.step(*self.f3_last)
+            self.next_k += 1
+        f = (float(msg.force[0]), float(msg.force[1]), float(msg.force[2]))
+        bad = non_finite("interface force", f, k)
+        if bad:
+            self.abort_reason = f"numerical_substructure: {bad}"
+            self.emit(TestEvent.ABORT, k, self.abort_reason)
+            self.finish(3)
+            return
+        ev = self.model.step(*f)
+        self.f3_last = f
+        self.next_k = k + 1
+        if ev & FALL_EVENT:
+            self.abort_reason = (f"numerical_substructure: step {k + 1}: the walker fell (VPP model, "
+                                 f"t = {self.model.t:.3f} s)")
+            self.emit(TestEvent.ABORT, k + 1, self.abort_reason)
+            self.finish(3)
+            return
+        origin_ns = stamp_ns(msg.origin_stamp)
+        self.publish_gait_command(k + 1, k, origin_ns)
+        self.timing.latency((time.time_ns() - origin_ns) * 1e-9)
+        self.timing.compute(time.perf_counter_ns() - t0)
+        self.sync_readers(k)
 
     def publish_command(self, k: int, origin_k: int, z: float, zd: float, origin_ns: int) -> None:
         m = self.msg
         m.header.stamp = self.get_clock().now().to_msg()
         m.step = k
-        self._pos[0], self._vel[0] = z, zd
-        m.position = self._pos
-        m.velocity = self._vel
+        if self.building:    # the benchmark: all three numerical DoFs, position[0] = y1 (building_rths)
+            m.position = self.model.q
+            m.velocity = self.model.qd
+        else:
+            self._pos[0], self._vel[0] = z, zd
+            m.position = self._pos
+            m.velocity = self._vel
         m.origin_step = origin_k
         set_stamp(m.origin_stamp, origin_ns)
         self.pub.publish(m)
@@ -103,6 +160,9 @@ class NumericalSubstructureNode(RthsNode):
             return
         if self.local_step(k + 1) == 0:   # the trial's last sample: nothing more to command in this trial
             self.next_k = k + 1
+            return
+        if self.gait:
+            self.on_gait_force(msg, k, t0)
             return
         while self.next_k < k:  # realtime gap: hold the last force over the missing steps
             self.model.step(self.f_last)

@@ -9,6 +9,10 @@ Publishes exactly what the hardware drivers publish: /rths/leg_state (LegState) 
 /rths/raw_wrench (RawWrench), for step k.  Takes /rths/leg_command (LegCommand, step k+1).
 In lockstep mode it advances when the command for the next step arrived; in realtime mode on
 absolute wall-clock deadlines with the latest command (see rths_ros.runtime.beat).
+
+Building benchmark (numerical.model = building): the twin is the servo-hydraulic actuator with its specimen,
+sensors and converters (:class:`rths_ros.core.building_rths.ServoActuatorTwin`, ``u = length[0]``).  An actuator
+force beyond the capacity aborts the run (ABORT with the reason; no safe-pose ramp).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 from ..runtime.beat import BeatNode
 from ..runtime.node import node_main, set_stamp, stamp_ns
 
+from ..core.building import ActuatorCapacityExceeded
 from ..core.safety import SafePoseRamp, non_finite, safe_pose_lengths
 
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
@@ -41,6 +46,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         self.control_subscription(LegCommand, "/rths/leg_command", self.on_input)
         self.state_msg = LegState()
         self.wrench_msg = RawWrench()
+        self.halted = False     # the plant refused a step (benchmark: actuator capacity): no more output
         if scenario.realtime.lifecycle_autostart:
             self.trigger_configure()
             self.trigger_activate()
@@ -49,7 +55,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
     def on_configure(self, state) -> TransitionCallbackReturn:
         self.plant = fastpath.build_plant(self.scenario)
         self.out = self.plant.reset(fastpath.plant_seed(self.scenario, 0))
-        self.hold_length = np.array(self.plant.kinematics.home_lengths, dtype=float)
+        self.hold_length = np.array(self.plant.start_lengths, dtype=float)   # home, or the gait's start pose
         self.hold_ff = np.zeros(6)
         return TransitionCallbackReturn.SUCCESS
 
@@ -85,10 +91,12 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
 
     def reset_trial(self, trial: int) -> None:
         self.out = self.plant.reset(fastpath.plant_seed(self.scenario, trial))
-        self.hold_length[:] = self.plant.kinematics.home_lengths
+        self.hold_length[:] = self.plant.start_lengths
         self.hold_ff[:] = 0.0
 
     def emit_output(self, k: int, origin_ns: int) -> None:
+        if self.halted:
+            return
         o = self.out
         s = self.state_msg
         set_stamp(s.header.stamp, origin_ns)
@@ -118,7 +126,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         self.timing.latency((time.time_ns() - stamp_ns(inp.origin_stamp)) * 1e-9)
 
     def make_safe_ramp(self):
-        if self.plant is None:
+        if self.plant is None or self.plant.kinematics is None:
             return None
         sp = self.scenario.safety
         b_safe = safe_pose_lengths(self.plant.kinematics, sp.safe_lift_m)
@@ -131,7 +139,15 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         if inp is not None:
             self.hold_length[:] = inp.length
             self.hold_ff[:] = inp.feedforward_velocity
-        self.out = self.plant.step(self.hold_length, self.hold_ff)
+        if self.halted:
+            return
+        try:
+            self.out = self.plant.step(self.hold_length, self.hold_ff)
+        except ActuatorCapacityExceeded as exc:    # the building benchmark's capacity limit
+            self.halted = True
+            self.abort_reason = f"sim_plant: step {k_next}: {exc}"
+            self.get_logger().error(self.abort_reason)
+            self.emit(TestEvent.ABORT, k_next, self.abort_reason)
 
 
 def main(argv=None) -> int:

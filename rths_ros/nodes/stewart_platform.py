@@ -6,6 +6,17 @@ Out: /rths/leg_command (LegCommand, step k), /rths/interface_state (InterfaceSta
 
 A command that would leave the stroke, exceed the leg speed or the joint angle aborts the run
 (ABORT event with the limit in the reason) and nothing more is commanded.
+
+Gait test (numerical.model = vpp): the 3-DoF plate-frame command ``[x_IFP - x_ref, y_IFP, alpha_R]`` goes through
+:class:`rths_ros.core.gait_rths.GaitPlatform` (inverse kinematics with the 7 deg toe-out, velocity feedforward, the
+leg-speed policy of platform.gait; stroke and joint-angle limits abort), and the achieved interface state is the
+plate-frame pose of the measured legs.  The 1-D ``safety.interface_limit_m`` check does not apply there.
+
+Building benchmark (numerical.model = building): the node runs the tracking controller
+(:class:`rths_ros.core.building_rths.BuildingPlatform`, ``tracking_controller``): with the desired ``y1_k``
+(InterfaceCommand step k, ``position[0]``) and the measured ``x_m,k`` (LegState step k, ``length[0]``) it publishes
+``u_k = C(y1_k, x_m,k)`` as LegCommand step k+1 (``length[0]``).  Lockstep: waits for both samples of step k;
+realtime: on the leg state, with the newest command.  An exception of the controller aborts the run.
 """
 from __future__ import annotations
 
@@ -31,6 +42,11 @@ class StewartPlatformNode(RthsNode):
         super().__init__(scenario, out_dir, context)
         self.map, self.commander = fastpath.build_platform(scenario)
         self.commander.reset()
+        self.gait = fastpath.build_gait_platform(scenario) if fastpath.is_gait(scenario) else None
+        self.building = fastpath.build_building_platform(scenario) if fastpath.is_building(scenario) else None
+        self.y1_by_step: dict[int, float] = {}
+        self.xm_by_step: dict[int, tuple] = {}
+        self.y1_latest = 0.0
         self.leg_pub = self.control_publisher(LegCommand, "/rths/leg_command")
         self.state_pub = self.control_publisher(InterfaceState, "/rths/interface_state")
         self.control_subscription(InterfaceCommand, "/rths/interface_command", self.on_command)
@@ -80,6 +96,14 @@ class StewartPlatformNode(RthsNode):
 
     def reset_for_trial(self, trial: int) -> None:
         self.commander.reset()
+        if self.building is not None:
+            self.building.reset()
+            start = trial * self.trial_len
+            self.y1_by_step = {k: v for k, v in self.y1_by_step.items() if k >= start}
+            self.xm_by_step = {k: v for k, v in self.xm_by_step.items() if k >= start}
+            self.y1_latest = 0.0
+        if self.gait is not None:
+            self.gait.reset()
         if self.aff is not None:
             self.aff.reset()
             start = trial * self.trial_len
@@ -87,6 +111,13 @@ class StewartPlatformNode(RthsNode):
 
     def on_command(self, msg: InterfaceCommand) -> None:
         if self.done or self.faulted or not self.enter_trial(msg.step):
+            return
+        if self.building is not None:
+            k = int(msg.step)
+            self.y1_latest = float(msg.position[0])
+            if self.mode != "realtime":
+                self.y1_by_step[k] = self.y1_latest
+                self.building_step(k)
             return
         local = self.local_step(msg.step)
         if local == 0:  # the first step of a trial: the platform is at home
@@ -98,6 +129,9 @@ class StewartPlatformNode(RthsNode):
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()
+        if self.gait is not None:
+            self.on_gait_command(msg, t0)
+            return
         for i in self._lin:
             if abs(msg.position[i]) > self._q_lim:
                 self._fault(msg.step, f"interface displacement {float(msg.position[i]):.6g} m beyond "
@@ -138,16 +172,91 @@ class StewartPlatformNode(RthsNode):
         self.timing.compute(time.perf_counter_ns() - t0)
         self.sync_readers(msg.step)
 
+    def on_gait_command(self, msg: InterfaceCommand, t0: int) -> None:
+        g = self.gait
+        try:
+            cmd = g.command(msg.position, msg.velocity)
+            if 0 <= self._offset_at <= msg.step:     # injected fault: a wrong leg command
+                cmd.length[0] += self._offset_m
+                g._checker.check(cmd.length, cmd.velocity, g.gi.last_tcp_pose)
+        except LimitViolation as exc:
+            self._fault(msg.step, str(exc))
+            return
+        m = self.leg_msg
+        m.header.stamp = msg.header.stamp
+        m.step = msg.step
+        m.length = cmd.length
+        m.velocity = cmd.velocity
+        m.feedforward_velocity = cmd.feedforward_velocity
+        m.feedforward_position = cmd.feedforward_position
+        m.origin_stamp = msg.origin_stamp
+        self.leg_pub.publish(m)
+        self.timing.latency((time.time_ns() - stamp_ns(msg.origin_stamp)) * 1e-9)
+        self.timing.compute(time.perf_counter_ns() - t0)
+        self.sync_readers(msg.step)
+
     def _fault(self, step: int, what: str) -> None:
         """A command the platform must not execute: nothing more is commanded, the run aborts."""
         self.faulted = True
         self.abort_reason = f"step {step}: {what}"
         self.emit(TestEvent.ABORT, step, self.abort_reason)
 
+    def building_step(self, k: int) -> None:
+        """The benchmark: u_k from y1_k and x_m,k once both are here (lockstep) -> LegCommand step k+1."""
+        if self.done or self.faulted:
+            return
+        if self.mode == "realtime":
+            y1 = self.y1_latest
+            meas = self.xm_by_step.pop(k, None)
+        else:
+            if k not in self.y1_by_step or k not in self.xm_by_step:
+                return
+            y1 = self.y1_by_step.pop(k)
+            meas = self.xm_by_step.pop(k)
+        if meas is None or self.local_step(k) == self.trial_len - 1:   # no command after the trial's last sample
+            return
+        x_m, stamp = meas
+        t0 = time.perf_counter_ns()
+        self.timing.tick()
+        try:
+            u = self.building.command(y1, x_m)
+        except Exception as exc:   # a user's controller failed: nothing more is commanded
+            self._fault(k, f"tracking controller: {type(exc).__name__}: {exc}")
+            return
+        m = self.leg_msg
+        m.header.stamp = stamp
+        m.step = k + 1
+        m.length = [u, 0.0, 0.0, 0.0, 0.0, 0.0]
+        m.velocity = [0.0] * 6
+        m.feedforward_velocity = [0.0] * 6
+        m.feedforward_position = [0.0] * 6
+        m.origin_stamp = stamp
+        self.leg_pub.publish(m)
+        self.timing.latency((time.time_ns() - stamp_ns(stamp)) * 1e-9)
+        self.timing.compute(time.perf_counter_ns() - t0)
+        self.sync_readers(k)
+
     def on_leg_state(self, msg: LegState) -> None:
         if self.done or not self.enter_trial(msg.step):
             return
-        q, qd = self.map.achieved(msg.length, msg.velocity)
+        if self.building is not None:
+            q, qd = self.building.achieved(msg.length, msg.velocity)
+            m = self.state_msg
+            m.header.stamp = msg.header.stamp
+            m.step = msg.step
+            m.position = q
+            m.velocity = qd
+            self.state_pub.publish(m)
+            k = int(msg.step)
+            st = msg.header.stamp
+            from builtin_interfaces.msg import Time
+            self.xm_by_step[k] = (float(msg.length[0]), Time(sec=st.sec, nanosec=st.nanosec))
+            self.building_step(k)
+            return
+        if self.gait is not None:
+            q, qd = self.gait.achieved(msg.length, msg.velocity)
+        else:
+            q, qd = self.map.achieved(msg.length, msg.velocity)
         m = self.state_msg
         m.header.stamp = msg.header.stamp
         m.step = msg.step
