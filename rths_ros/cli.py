@@ -501,7 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "(N local worker processes) or a scheduler address such as tcp://host:8786")
     fa.set_defaults(func=cmd_face)
     bm = sub.add_parser("benchmark", help="building benchmark (vRTHS benchmark control problem): J1-J9")
-    bm.add_argument("--case", type=int, default=1, choices=(1, 2, 3, 4), help="partitioning case (default 1)")
+    bm.add_argument("--case", default="1", choices=("1", "2", "3", "4", "all"),
+                    help="partitioning case (default 1; all = cases 1-4, one table each)")
     bm.add_argument("--earthquake", default="elcentro", choices=("elcentro", "kobe", "morgan"),
                     help="ground motion (default elcentro)")
     bm.add_argument("--runs", type=int, default=0, help="0 = the nominal plant; R > 0 = R seeded perturbed plants "

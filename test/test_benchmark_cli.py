@@ -115,3 +115,14 @@ def test_aborting_controller_exits_nonzero(tmp_path, user_module, capsys, monkey
     assert "aborted" in capsys.readouterr().err
     data = json.loads((out / "benchmark.json").read_text())
     assert data["aborted"] is True and data["J"] == {}
+
+
+def test_all_cases_in_one_command(tmp_path, capsys):
+    """--case all runs the perturbed set of every partitioning case, one table each."""
+    out = tmp_path / "all"
+    assert cli.main(["benchmark", "--case", "all", "--runs", "2", "--duration", str(DURATION), "--out", str(out)]) == 0
+    for case in (1, 2, 3, 4):
+        res = json.loads((out / f"case{case}" / "benchmark.json").read_text())
+        assert res["case"] == case and res["runs"] == 2
+    text = capsys.readouterr().out
+    assert all(f"case {c}," in text for c in (1, 2, 3, 4))

@@ -134,10 +134,17 @@ def write(result: dict, out_dir: Path) -> tuple[Path, Path]:
 
 def run_cli(a) -> int:
     out = Path(a.out) if a.out else Path("runs") / f"benchmark-{time.strftime('%Y%m%d-%H%M%S')}"
+    if str(a.case) == "all":       # every partitioning case, one directory and table each
+        codes = [_run_case(a, case, out / f"case{case}") for case in (1, 2, 3, 4)]
+        return max(codes)
+    return _run_case(a, int(a.case), out)
+
+
+def _run_case(a, case: int, out: Path) -> int:
     what = "the nominal plant" if a.runs == 0 else f"{a.runs} perturbed plants (seeds 1..{a.runs})"
-    print(f"rths benchmark: case {a.case}, {a.earthquake}, {what}, controller "
+    print(f"rths benchmark: case {case}, {a.earthquake}, {what}, controller "
           f"{a.controller or 'reference (PI + phase lead)'}")
-    res = run(a.case, a.earthquake, a.runs, a.convention, a.controller, a.duration)
+    res = run(case, a.earthquake, a.runs, a.convention, a.controller, a.duration)
     print(f"J1-J9, {res['convention_text']}:")
     print(markdown_table(res))
     if a.runs == 0 and res["aborted"]:
