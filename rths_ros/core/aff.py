@@ -71,6 +71,7 @@ import numba
 import numpy as np
 from scipy import signal
 
+from rths_ros.core.harmonic_feedforward import HarmonicFeedforwardParams
 from rths_ros.core.legs import N_LEGS, LegCascadeParams, LegPlantParams
 from rths_ros.core.params import ParameterError, param
 
@@ -82,6 +83,11 @@ class AffParams:
     """Adaptive feedforward filter of seed 000 ch. 7; defaults = the standard parameters of Table A.5."""
 
     enabled: bool = param(False, "", doc="adaptive feedforward filter on (off: the output is 0, nothing adapts)")
+    kind: str = param("fir", "", doc="filter: fir = filtered-x LMS FIR filters of seed 000 ch. 7 (mu, nu, "
+                      "n_taps, delta, algorithm, regressor), harmonic = harmonic-basis AFF of seed 001 ch. 5 on the "
+                      "harmonics of f_d (aff.harmonic)", choices=("fir", "harmonic"))
+    harmonic: HarmonicFeedforwardParams = param(HarmonicFeedforwardParams(), doc="harmonic-basis AFF per leg "
+                                                "(aff.kind = harmonic; docs/harmonic_aff.md)")
     mu: float = param(0.1, "", 0.0, 2.0, "adaptation gain mu_LMS of the normalised update (Table A.5: 0.1)")
     nu: float = param(0.99999, "", 0.0, 1.0, "leakage factor nu_LMS = 1 - mu_LMS gamma_LMS (Table A.5: 0.99999)")
     n_taps: int = param(100, "", 1, 1000, "FIR filter length N_FIR per leg (Table A.5: 100)")
@@ -304,6 +310,8 @@ class FxlmsAff:
     (6,) are views of internal buffers, updated in place.
     """
 
+    kind = "fir"
+
     def __init__(self, params: AffParams | None = None, leg_plant_params: LegPlantParams | None = None,
                  cascade_params: LegCascadeParams | None = None, vff: bool = False, dt_s: float = 1e-3,
                  home_lengths=None):
@@ -398,11 +406,12 @@ class FxlmsAff:
             self._filt[:] = home[:, None]    # S has unit DC gain: at rest the filtered history equals the raw one
             self.path.reset(home)
 
-    def adapt(self, b_desired_k, b_measured_k, u_k=None) -> np.ndarray:
+    def adapt(self, b_desired_k, b_measured_k, u_k=None, step: int | None = None) -> np.ndarray:
         """Adaptation half (the aff_learner's job): ``b_desired_k`` = un-augmented desired lengths b_k of
         the command held over t_{k-1} -> t_k, ``b_measured_k`` = b'_k, ``u_k`` = the filter output that was
         added to b_k (default: the last :meth:`feedforward` output of this object).  Updates
-        ``coefficients``; returns the gap g_k (view)."""
+        ``coefficients``; returns the gap g_k (view).  ``step`` (the step index) is not used by the FIR
+        filter (accepted for the interface of the harmonic filter)."""
         if not self.params.enabled:
             return self._gap
         self._b_meas[:] = b_measured_k
@@ -416,9 +425,10 @@ class FxlmsAff:
                            self._modified, self._u_k, self._xu)
         return self._gap
 
-    def feedforward(self, b_desired_next, theta=None) -> np.ndarray:
+    def feedforward(self, b_desired_next, theta=None, step: int | None = None) -> np.ndarray:
         """Output half (the fast path's job): push b_{k+1} and return u_{k+1} = Theta . raw, with this
-        filter's coefficients or the given ``theta`` (6, N_FIR) published by the learner."""
+        filter's coefficients or the given ``theta`` (6, N_FIR) published by the learner.  ``step`` is not
+        used (the FIR output does not depend on time)."""
         if not self.params.enabled:
             return self._u
         if self._need_home:

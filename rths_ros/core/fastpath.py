@@ -43,6 +43,9 @@ def build_numerical(s: Scenario):
     if s.numerical.model == "contact_1d_newmark":
         from .newmark_contact1d import NewmarkMSD
         return NewmarkMSD(s.numerical.contact_1d, s.numerical.newmark, s.loop.dt_s)
+    if s.numerical.model == "contact_1d_independent":
+        from .independent_contact1d import IndependentMSD
+        return IndependentMSD(s.numerical.contact_1d, s.numerical.independent, s.loop.dt_s)
     p = s.numerical.contact_1d
     if abs(p.dt_s - s.loop.dt_s) > 1e-15:
         from .params import ParameterError
@@ -115,6 +118,10 @@ def build_aff(s: Scenario):
     """The adaptive feedforward filter (both halves: the learner adapts, the platform path outputs)."""
     from .aff import FxlmsAff
     home = StewartKinematics(s.platform.geometry).home_lengths
+    if s.aff.kind == "harmonic":     # seed 001: harmonic basis on the harmonics of the test frequency f_d
+        from .harmonic_feedforward import HarmonicLegAff
+        return HarmonicLegAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff,
+                              s.loop.dt_s, home_lengths=home, f_d_hz=s.numerical.contact_1d.f_d_hz)
     return FxlmsAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff, s.loop.dt_s,
                     home_lengths=home)
 

@@ -27,6 +27,7 @@ from .ilc import IlcParams
 from .passivity import PassivityParams
 from .force_processing import ForceProcessorParams
 from .gait_rths import GaitCommandParams, GaitPlatformParams
+from .independent_contact1d import IndependentContact1DParams
 from .interface import InterfaceMapParams
 from .newmark import NewmarkParams
 from .params import ParameterError, build, describe, param, to_dict
@@ -104,10 +105,13 @@ class NumericalParams:
                        "amputee walker (prosthetic-foot gait test); contact_1d_newmark = the contact test's numerical "
                        "part integrated by Newmark (numerical.newmark); building = the servo-hydraulic vRTHS "
                        "benchmark (numerical.building, tracking_controller)",
-                       choices=("contact_1d", "vpp", "contact_1d_newmark", "building"))
+                       choices=("contact_1d", "vpp", "contact_1d_newmark", "building", "contact_1d_independent"))
     contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (seed 000 ch. 4)")
     newmark: NewmarkParams = param(NewmarkParams(), doc="Newmark scheme of numerical.model = contact_1d_newmark "
                                    "(seed 001 §2.3)")
+    independent: IndependentContact1DParams = param(IndependentContact1DParams(), doc="multi-rate integration of "
+                                                    "numerical.model = contact_1d_independent: slow explicit-Euler "
+                                                    "model, fast interface loop (seed 003)")
     vpp: VppParams = param(VppParams(), doc="VPP gait model, amputee right leg (seed 000 ch. 15-16, Table A.7)")
     gait: GaitCommandParams = param(GaitCommandParams(), doc="initial conditions and swing policy of the gait "
                                     "interface command")

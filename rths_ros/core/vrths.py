@@ -166,7 +166,7 @@ class VirtualRun:
             f_int = f_gated + f_d
             f_prev, zd_prev, zda_prev = f_gated, zd, qd_ach[0]
             if aff is not None:          # the aff_learner's half: adapt with the gap of measurement k
-                aff.adapt(b_cmd - ff_pos, out.lengths)
+                aff.adapt(b_cmd - ff_pos, out.lengths, step=k)
             if ilc is not None:
                 ilc.record_interface(k, z, q_ach[0])
                 if k > 0:
@@ -191,8 +191,10 @@ class VirtualRun:
             q[0], qd[0] = z, zd
             try:
                 cmd = self.commander.command(q, qd)
-                if aff is not None:      # the platform's half: u_{k+1} = Theta . [b_{k+1}, b_k, ...]
-                    fastpath.apply_position_feedforward(self.commander, cmd, aff.feedforward(cmd.length))
+                if aff is not None:      # the platform's half: u_{k+1} = Theta . [b_{k+1}, b_k, ...] (FIR)
+                    #                          or W(t_{k+1}) theta_k (harmonic)
+                    fastpath.apply_position_feedforward(self.commander, cmd, aff.feedforward(cmd.length,
+                                                                                             step=k + 1))
                 if ilc is not None:
                     ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
                     if ilc.position and self.commander.params.enforce_limits:

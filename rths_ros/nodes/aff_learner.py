@@ -1,11 +1,13 @@
-"""aff_learner: the adapting half of the adaptive feedforward filter (seed 000 ch. 7, leaky normalised
-filtered-x LMS, one FIR filter per leg).
+"""aff_learner: the adapting half of the adaptive feedforward filter (aff.kind = fir: seed 000 ch. 7, leaky
+normalised filtered-x LMS, one FIR filter per leg; aff.kind = harmonic: seed 001 ch. 5, harmonic basis on the
+harmonics of f_d, LMS or QR-RLS per leg, rths_ros.core.harmonic_feedforward).
 
 After each measurement b'_k it adapts the coefficients with the gap g_k = b_k - b'_k (b_k = the
 un-augmented desired leg lengths of the command held over the step, filtered through the
-secondary-path model) and publishes them on /rths/aff_coefficients (AdaptiveFilter, step k).  The
-stewart_platform applies them to the next command (u_{k+1} = Theta . [b_{k+1}, b_k, ...]), so the
-learner works in parallel with the sensor and numerical part, not as a hop of the fast path.
+secondary-path model; harmonic: with the basis W(t_k)) and publishes them on /rths/aff_coefficients
+(AdaptiveFilter, step k, kind "fir" or "harmonic").  The stewart_platform applies them to the next command
+(FIR: u_{k+1} = Theta . [b_{k+1}, b_k, ...]; harmonic: u_{k+1} = W(t_{k+1}) theta_k), so the learner works in
+parallel with the sensor and numerical part, not as a hop of the fast path.
 
 In:  /rths/leg_command (LegCommand, k), /rths/leg_state (LegState, k)
 Out: /rths/aff_coefficients (AdaptiveFilter, k)
@@ -37,7 +39,7 @@ class AffLearnerNode(RthsNode):
         self.next_k = 0
         self.start = 0
         self.msg = AdaptiveFilter()
-        self.msg.kind = "fir"
+        self.msg.kind = self.aff.kind
         self.msg.n_legs, self.msg.n_coefficients = self.aff.coefficients.shape
 
     def reset_for_trial(self, trial: int) -> None:
@@ -74,8 +76,8 @@ class AffLearnerNode(RthsNode):
             b_k = self.b_des.pop(k)
             if self.aff.uses_output and k > self.start:
                 # u_k = Theta_{k-1} . [b_k, b_{k-1}, ...]: the output the platform added to b_k
-                self.aff.feedforward(b_k)
-            self.aff.adapt(b_k, self.b_meas.pop(k))
+                self.aff.feedforward(b_k, step=k - self.start)
+            self.aff.adapt(b_k, self.b_meas.pop(k), step=k - self.start)
             m = self.msg
             m.header.stamp = self.get_clock().now().to_msg()
             m.step = k

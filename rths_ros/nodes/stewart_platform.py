@@ -146,7 +146,7 @@ class StewartPlatformNode(RthsNode):
             if self.aff is not None:
                 th = self._theta_for(msg.step)
                 if th is not None:
-                    u = self.aff.feedforward(cmd.length, th)
+                    u = self.aff.feedforward(cmd.length, th, step=local)
                     fastpath.apply_position_feedforward(self.commander, cmd, u)
             if self.ilc is not None:
                 self.ilc.apply(local, self.ilc_ff[trial], cmd.length, cmd.feedforward_velocity,
