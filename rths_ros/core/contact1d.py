@@ -395,3 +395,40 @@ def contact_events(t, contact) -> tuple[float, float]:
     i_td = int(on[0])
     off = np.flatnonzero(~c[i_td:])
     return float(t[i_td]), (float(t[i_td + int(off[0])]) if off.size else math.nan)
+
+
+class SteppedMSD:
+    """Common part of the alternative integrators of the contact test's numerical part
+    (:class:`rths_ros.core.newmark_contact1d.NewmarkMSD`,
+    :class:`rths_ros.core.independent_contact1d.IndependentMSD`): the model constants, the forcing of the
+    moving suspension and the demand (z, z') a subclass keeps in ``_z``, ``_zd`` with its step count ``k``."""
+
+    def _set_model(self, p: Contact1DParams, dt_s: float) -> None:
+        self.params = p
+        self.dt = float(dt_s)
+        self._m, self._k, self._d = p.m_num_kg, p.k_num_n_per_m, p.d_num_kg_per_s
+        self._a, self._w = p.amplitude_m, p.omega_d_rad_s
+        self._const = -p.m_num_kg * p.g_m_per_s2 + p.external_force_num_n      # = m_EXP g
+        self._z = 0.0
+        self._zd = 0.0
+        self.k = 0
+
+    def _f_ext(self, t: float) -> float:
+        """``k z_d(t) + d z_d'(t) + m_EXP g`` (everything but the interface force)."""
+        zd = -self._a * (1.0 - math.cos(self._w * t))
+        zdd = -self._a * self._w * math.sin(self._w * t)
+        return self._k * zd + self._d * zdd + self._const
+
+    @property
+    def t(self) -> float:
+        return self.k * self.dt
+
+    @property
+    def position(self) -> float:
+        """The current interface demand ``z``."""
+        return self._z
+
+    @property
+    def velocity(self) -> float:
+        """The current interface velocity demand ``z'``."""
+        return self._zd

@@ -43,12 +43,11 @@ Choices (the seed is silent or differs):
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .contact1d import Contact1DParams
+from .contact1d import Contact1DParams, SteppedMSD
 from .independent_integration import (JACOBIAN_CHOICES, REFERENCE_CHOICES, IndependentIntegrationParams,
                                       IndependentIntegrator, LinearEulerModel)
 from .params import ParameterError, param
@@ -75,7 +74,7 @@ class IndependentContact1DParams:
                            "step; 'euler_path' = the model's Euler path inside the step", choices=REFERENCE_CHOICES)
 
 
-class IndependentMSD:
+class IndependentMSD(SteppedMSD):
     """Numerical part of the contact test, slow explicit-Euler model with a fast interface loop (module doc)."""
 
     def __init__(self, params: Contact1DParams, independent: IndependentContact1DParams, dt_s: float) -> None:
@@ -87,15 +86,10 @@ class IndependentMSD:
         if abs(n - round(n)) > 1e-6 * max(1.0, n) or round(n) < 1:
             raise ParameterError(f"numerical.independent.main_step_s: {H!r} is not a whole multiple of loop.dt_s = "
                                  f"{dt_s!r}")
-        self.params = params
+        self._set_model(params, dt_s)
         self.independent = independent
-        self.dt = float(dt_s)
         self.n_sub = int(round(n))
         self.H = self.n_sub * self.dt
-        p = params
-        self._m, self._k, self._d = p.m_num_kg, p.k_num_n_per_m, p.d_num_kg_per_s
-        self._a, self._w = p.amplitude_m, p.omega_d_rad_s
-        self._const = -p.m_num_kg * p.g_m_per_s2 + p.external_force_num_n      # = m_EXP g
         self._ip = IndependentIntegrationParams(main_step_s=self.H, fast_step_s=self.dt, alpha=independent.alpha,
                                                 jacobian=independent.jacobian, reference=independent.reference)
         self._euler = independent.scheme == "explicit_euler"
@@ -104,12 +98,6 @@ class IndependentMSD:
         self.k = 0
         self.reset()
 
-    def _f_ext(self, t: float) -> float:
-        """``k z_d(t) + d z_d'(t) + m_EXP g`` (everything but the interface force)."""
-        zd = -self._a * (1.0 - math.cos(self._w * t))
-        zdd = -self._a * self._w * math.sin(self._w * t)
-        return self._k * zd + self._d * zdd + self._const
-
     def reset(self) -> None:
         """Rest state ``z = z' = 0`` at ``k = 0`` (model and fast loop)."""
         self.model = LinearEulerModel([[self._m]], [[self._d]], [[self._k]])
@@ -117,20 +105,6 @@ class IndependentMSD:
         self._z = 0.0
         self._zd = 0.0
         self.k = 0
-
-    @property
-    def t(self) -> float:
-        return self.k * self.dt
-
-    @property
-    def position(self) -> float:
-        """The current interface demand ``z``."""
-        return self._z
-
-    @property
-    def velocity(self) -> float:
-        """The current interface velocity demand ``z'``."""
-        return self._zd
 
     @property
     def model_position(self) -> float:

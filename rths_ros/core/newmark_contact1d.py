@@ -24,16 +24,15 @@ acceleration is taken from it, otherwise its first step would see a force ramp a
 """
 from __future__ import annotations
 
-import math
 
-from .contact1d import Contact1DParams
+from .contact1d import Contact1DParams, SteppedMSD
 from .newmark import AverageAcceleration, CentralDifference, NewmarkParams
 from .params import ParameterError
 
 __all__ = ["NewmarkMSD"]
 
 
-class NewmarkMSD:
+class NewmarkMSD(SteppedMSD):
     """Numerical part of the contact test advanced by a Newmark scheme (see module doc)."""
 
     def __init__(self, params: Contact1DParams, newmark: NewmarkParams, dt_s: float) -> None:
@@ -41,24 +40,13 @@ class NewmarkMSD:
             raise ParameterError(f"numerical.newmark.dt_s: {newmark.dt_s!r} (and numerical.contact_1d.dt_s = "
                                  f"{params.dt_s!r}) must equal loop.dt_s = {dt_s!r} (one integration step per "
                                  "synchronisation step)")
-        self.params = params
+        self._set_model(params, dt_s)
         self.newmark = newmark
-        self.dt = float(dt_s)
-        p = params
-        self._m, self._k, self._d = p.m_num_kg, p.k_num_n_per_m, p.d_num_kg_per_s
-        self._a, self._w = p.amplitude_m, p.omega_d_rad_s
-        self._const = -p.m_num_kg * p.g_m_per_s2 + p.external_force_num_n
-        self._rest_lam = -p.m_exp_kg * p.g_m_per_s2
-        self.k = 0
+        self._rest_lam = -params.m_exp_kg * params.g_m_per_s2
         self._int = None
         self.reset()
         self.step(-self._rest_lam)      # exercise once, then start over
         self.reset()
-
-    def _f_ext(self, t: float) -> float:
-        zd = -self._a * (1.0 - math.cos(self._w * t))
-        zdd = -self._a * self._w * math.sin(self._w * t)
-        return self._k * zd + self._d * zdd + self._const
 
     def reset(self) -> None:
         """Rest state ``z = z' = 0`` at ``k = 0``."""
@@ -70,18 +58,6 @@ class NewmarkMSD:
         self._z = 0.0
         self._zd = 0.0
         self.k = 0
-
-    @property
-    def t(self) -> float:
-        return self.k * self.dt
-
-    @property
-    def position(self) -> float:
-        return self._z
-
-    @property
-    def velocity(self) -> float:
-        return self._zd
 
     def step(self, f_int: float) -> tuple[float, float]:
         """Advance one step with the measured interface force ``F_int``; returns ``(z_{k+1}, z'_{k+1})``."""
