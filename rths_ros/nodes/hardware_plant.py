@@ -33,7 +33,7 @@ import time
 import numpy as np
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
-from ..core.safety import SafePoseRamp, non_finite, safe_pose_lengths
+from ..core.safety import SafePoseRamp, safe_pose_lengths
 from ..drivers.ati_netft import NetFtClient
 from ..drivers.ft_sensor_base import SensorError, SensorTimeout
 from ..drivers.platform_link import PlatformLinkClient, PlatformLinkError, PlatformLinkTimeout
@@ -232,11 +232,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
     def on_input(self, inp) -> None:
         if not self.active or self.done or self.fault:
             return
-        bad = non_finite("leg command length", inp.length, inp.step) or non_finite(
-            "leg command feedforward velocity", inp.feedforward_velocity, inp.step)
-        if bad:
-            self.abort_reason = f"hardware_plant: {bad}"
-            self.emit(TestEvent.ABORT, inp.step, self.abort_reason)
+        if not self.leg_command_is_finite(inp):
             return
         super().on_input(inp)
 

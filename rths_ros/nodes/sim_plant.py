@@ -27,7 +27,7 @@ from ..runtime.beat import BeatNode
 from ..runtime.node import node_main, set_stamp, stamp_ns
 
 from ..core.building import ActuatorCapacityExceeded
-from ..core.safety import SafePoseRamp, non_finite, safe_pose_lengths
+from ..core.safety import SafePoseRamp, safe_pose_lengths
 
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
@@ -81,11 +81,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
     def on_input(self, inp) -> None:
         if not self.active or self.done:
             return
-        bad = non_finite("leg command length", inp.length, inp.step) or non_finite(
-            "leg command feedforward velocity", inp.feedforward_velocity, inp.step)
-        if bad:
-            self.abort_reason = f"sim_plant: {bad}"
-            self.emit(TestEvent.ABORT, inp.step, self.abort_reason)
+        if not self.leg_command_is_finite(inp):
             return
         super().on_input(inp)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 
+from ..core.safety import non_finite
 from .clock import make_clock
 from .node import RthsNode
 
@@ -63,6 +64,16 @@ class BeatNode(RthsNode):
 
     def on_arrival(self, inp) -> None:
         """Hook: an input arrived (both modes), e.g. to measure the step latency at arrival."""
+
+    def leg_command_is_finite(self, inp) -> bool:
+        """A plant's boundary check of a leg command: a NaN or inf aborts the run (False)."""
+        bad = non_finite("leg command length", inp.length, inp.step) or non_finite(
+            "leg command feedforward velocity", inp.feedforward_velocity, inp.step)
+        if bad:
+            self.abort_reason = f"{self.role}: {bad}"
+            self.emit(TestEvent.ABORT, inp.step, self.abort_reason)
+            return False
+        return True
 
     def make_safe_ramp(self):
         """Hook: a :class:`~rths_ros.core.safety.SafePoseRamp` from the present state, or None (no safe
