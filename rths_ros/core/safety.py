@@ -60,7 +60,8 @@ class SafetyParams:
     safe_lift_m: float = param(0.005, "m", 0.0, 0.05, "safe pose = the home pose moved this far up (+z of the "
                                "platform frame), away from the specimen's ground plate")
     ramp_speed_m_per_s: float = param(0.05, "m/s", 1e-4, 0.5, "largest leg speed of the ramp to the safe pose")
-    hold_s: float = param(0.1, "s", 0.0, 10.0, "time the plant holds the safe pose before it reports SAFE")
+    hold_s: float = param(0.5, "s", 0.0, 10.0, "time the plant holds the safe pose before it reports SAFE "
+                          "(about 10 time constants of the PPI1 leg loop: the legs have settled)")
 
 
 def non_finite(what: str, values, step: int) -> str | None:
