@@ -277,7 +277,7 @@ def safe_ramp_bound_s(scenario: scn.Scenario) -> float:
     """Upper bound of the ramp to the safe pose and the hold: the longest leg travel is bounded by the
     interface limit plus the lift (cosine profile, peak speed ramp_speed_m_per_s)."""
     sp = scenario.safety
-    return math.pi * (sp.interface_limit_m + sp.safe_lift_m) / (2.0 * sp.ramp_speed_m_per_s) + sp.hold_s
+    return math.pi * (sp.interface_limit_m + sp.safe_retract_m) / (2.0 * sp.ramp_speed_m_per_s) + sp.hold_s
 
 
 def _aborts(out: Path) -> list[str]:

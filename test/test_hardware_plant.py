@@ -128,7 +128,7 @@ def test_abort_elsewhere_ramps_the_rig_to_its_safe_pose_over_the_link(tmp_path):
               read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]}
     k_last = max(states)
     assert k_last == k_abort + t["safe_pose"]["ramp_steps"] + t["safe_pose"]["hold_steps"]
-    b_safe = safe_pose_lengths(StewartKinematics(s.platform.geometry), s.safety.safe_lift_m)
+    b_safe = safe_pose_lengths(StewartKinematics(s.platform.geometry), s.safety.safe_retract_m)
     # the legs were millimetres from the safe pose (5 mm above home) at the abort and close to it at the end,
     # moved by the controller behind the link (the cascade still settles: within 0.3 mm after the 0.1 s hold)
     assert np.max(np.abs(states[k_abort] - b_safe)) > 3e-3

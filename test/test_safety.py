@@ -34,7 +34,14 @@ DT = 1e-3
 def test_safe_pose_ramp_keeps_the_leg_speed_and_ends_at_rest_on_the_safe_pose():
     kin = StewartKinematics()
     b_safe = safe_pose_lengths(kin, 0.005)
-    assert np.all(np.abs(b_safe - kin.home_lengths) > 1e-3)          # lifted: every leg moves
+    assert np.all(np.abs(b_safe - kin.home_lengths) > 1e-3)          # retracted: every leg moves
+    # away from the plate: in the contact test's interface coordinates (model up = platform down) the
+    # safe pose is above the rest position, i.e. further from contact (z < -h0)
+    s = scn.load("contact_1d")
+    from rths_ros.core import fastpath
+    imap, _ = fastpath.build_platform(s)
+    b_up, _ = imap.leg_commands(np.array([s.safety.safe_retract_m]), np.zeros(1))
+    np.testing.assert_allclose(b_safe, b_up, atol=1e-5)
     b0 = kin.home_lengths + np.array([-3e-3, 2e-3, -1e-3, 0.0, 4e-3, -6e-3])
     ramp = SafePoseRamp(b0, b_safe, 0.05, DT, hold_s=0.1)
     lengths = np.array([ramp.command(j)[0] for j in range(ramp.total_steps + 1)])
@@ -96,7 +103,7 @@ def _assert_safe(s, out: Path, abort_step: int | None = None) -> dict:
     steps = [int(m.step) for _, m in states]
     last = np.asarray(states[-1][1].length)
     kin = StewartKinematics(s.platform.geometry)
-    b_safe = safe_pose_lengths(kin, s.safety.safe_lift_m)
+    b_safe = safe_pose_lengths(kin, s.safety.safe_retract_m)
     # the ramp ended on the safe pose (the legs settle within the hold; 0.2 mm)
     assert np.max(np.abs(last - b_safe)) < 2e-4, last - b_safe
     assert steps[-1] == info["abort_step"] + info["ramp_steps"] + info["hold_steps"]

@@ -10,7 +10,7 @@
 * Watchdogs: a fast-path topic that falls ``watchdog_steps`` steps behind the newest step (realtime), or a
   loop that makes no progress for ``watchdog_s`` of wall time (lockstep), aborts the run.
 * Abort = the plant (the platform controller on a rig) stops following the loop's commands and ramps the
-  legs to the safe pose with a bounded leg speed (:class:`SafePoseRamp`), then holds it.
+  legs to the safe pose (home, retracted away from the plate) with a bounded leg speed (:class:`SafePoseRamp`), then holds it.
 
 docs/safety.md lists every limit, what triggers an abort and the measured reaction times.
 """
@@ -57,8 +57,8 @@ class SafetyParams:
                                 "newest step aborts the run (isolated lost samples are held and counted)")
     watchdog_s: float = param(5.0, "s", 0.05, 600.0, "lockstep: no progress of the loop for this wall time "
                               "after START aborts the run")
-    safe_lift_m: float = param(0.005, "m", 0.0, 0.05, "safe pose = the home pose moved this far up (+z of the "
-                               "platform frame), away from the specimen's ground plate")
+    safe_retract_m: float = param(0.005, "m", 0.0, 0.05, "safe pose = the home pose moved this far down (-z of the "
+                                  "platform frame), away from the fixed ground plate above the platform")
     ramp_speed_m_per_s: float = param(0.05, "m/s", 1e-4, 0.5, "largest leg speed of the ramp to the safe pose")
     hold_s: float = param(0.5, "s", 0.0, 10.0, "time the plant holds the safe pose before it reports SAFE "
                           "(about 10 time constants of the PPI1 leg loop: the legs have settled)")
@@ -119,8 +119,11 @@ class SafePoseRamp:
         return j >= self.total_steps
 
 
-def safe_pose_lengths(kinematics, lift_m: float) -> np.ndarray:
-    """Leg lengths of the safe pose: the home pose moved ``lift_m`` up along the platform frame's z."""
+def safe_pose_lengths(kinematics, retract_m: float) -> np.ndarray:
+    """Leg lengths of the safe pose: the home pose moved ``retract_m`` down along the platform frame's z.
+
+    The ground plate is fixed above the platform and the specimen hangs upside down from it (the contact
+    test and the gait test alike): the platform rises towards the plate, so it retracts downwards."""
     pose = kinematics.home_pose.copy()
-    pose.translation = pose.translation + np.array([0.0, 0.0, float(lift_m)])
+    pose.translation = pose.translation - np.array([0.0, 0.0, float(retract_m)])
     return np.array(kinematics.inverse(pose), dtype=float)

@@ -291,7 +291,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         if self.link is None or self.state is None or self.fault:
             return None
         sp = self.scenario.safety
-        b_safe = safe_pose_lengths(self.kin, sp.safe_lift_m)
+        b_safe = safe_pose_lengths(self.kin, sp.safe_retract_m)
         return SafePoseRamp(self.state.length, b_safe, sp.ramp_speed_m_per_s, self.dt, sp.hold_s)
 
     def safe_step(self, length, velocity) -> None:

@@ -17,6 +17,7 @@ from ..runtime.qos import diagnostics_qos, events_qos, record_qos
 from ..runtime.topics import TOPICS
 
 from rths_ros import msg as rths_msg  # noqa: E402
+from rths_ros.msg import TestEvent  # noqa: E402
 
 
 def _msg_class(type_name: str):
@@ -42,6 +43,11 @@ class Recorder(RthsNode):
         self.bag.write_msg(SCENARIO_TOPIC, "std_msgs/msg/String", time.time_ns(), string_msg(text))
         self._last_rx = time.monotonic()
         self._stopping_since: float | None = None
+        # after an abort the plant ramps to its safe pose: record until it reports SAFE
+        self._safe_from = {"sim_plant", "hardware_plant"} & set(scenario.run_nodes)
+        self._safe_seen = False
+        from ..runner import safe_ramp_bound_s
+        self._safe_timeout_s = safe_ramp_bound_s(scenario) + 3.0
         running = set(scenario.run_nodes)
         rq = record_qos(scenario.loop.qos)
         for t in TOPICS:
@@ -80,8 +86,16 @@ class Recorder(RthsNode):
         if self._stopping_since is None or self.done:
             return
         now = time.monotonic()
-        if now - self._last_rx > self.QUIET_S or now - self._stopping_since > 10.0:
+        if (self.exit_code == 3 and self._safe_from and not self._safe_seen
+                and now - self._stopping_since < self._safe_timeout_s):
+            return      # the ramp to the safe pose is still to come or under way
+        if now - self._last_rx > self.QUIET_S or now - self._stopping_since > 10.0 + self._safe_timeout_s:
             self.finish(self.exit_code)
+
+    def on_event(self, msg) -> None:
+        if msg.type == TestEvent.SAFE:
+            self._safe_seen = True
+            self._last_rx = time.monotonic()
 
     def finalize(self) -> None:
         if not self._closed:

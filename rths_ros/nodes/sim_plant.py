@@ -125,7 +125,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         if self.plant is None or self.plant.kinematics is None:
             return None
         sp = self.scenario.safety
-        b_safe = safe_pose_lengths(self.plant.kinematics, sp.safe_lift_m)
+        b_safe = safe_pose_lengths(self.plant.kinematics, sp.safe_retract_m)
         return SafePoseRamp(self.out.lengths, b_safe, sp.ramp_speed_m_per_s, self.dt, sp.hold_s)
 
     def safe_step(self, length, velocity) -> None:
