@@ -1,0 +1,28 @@
+"""Shared check of the contact-test variants: a lockstep graph run reproduces the in-process virtual run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from rths_ros.analysis.run_analysis import record_from_bag
+from rths_ros.core import scenario as scn
+from rths_ros.core.vrths import run_virtual
+
+
+def assert_graph_matches_virtual(bag: Path, name: str, rtol: float = 1e-9):
+    """Read the bag, compare every interface channel with the virtual run of the same scenario (relative to
+    each channel's peak), and return (record, scenario, virtual record)."""
+    rec, s, _ = record_from_bag(bag)
+    assert s == scn.load(name)
+    assert rec["missing_samples"] == {"cmd": 0, "state": 0, "force": 0, "legs": 0, "wrench": 0}
+    v = run_virtual(s)
+    assert not v["aborted"], v["abort_reason"]
+    assert rec["k"].size == v["k"].size == s.steps + 1
+    for key in ("z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas"):
+        a, b = rec[key], v[key]
+        scale = max(np.max(np.abs(b)), 1e-12)
+        err = np.max(np.abs(a - b)) / scale
+        assert err < rtol, f"{key}: relative deviation {err:.3g}"
+    assert np.array_equal(rec["contact"], v["contact"])
+    return rec, s, v
