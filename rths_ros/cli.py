@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -495,7 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     fa.add_argument("sweep", nargs="?", help="sweep YAML (e.g. config/sweeps/contact_1d_tau_add.yaml); with "
                     "--reanalyse optional (default OUT/sweep.yaml)")
     fa.add_argument("--out", required=True, help="output directory (points, face.json, report.md, plot)")
-    fa.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    fa.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="parallel processes (default: the number of cores)")
     fa.add_argument("--reanalyse", action="store_true", help="analyse the saved points again; nothing is run")
     fa.add_argument("--cluster", metavar="ADDRESS", help="run the points on a Dask distributed cluster: local:N "
                     "(N local worker processes) or a scheduler address such as tcp://host:8786")

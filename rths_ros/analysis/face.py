@@ -44,6 +44,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -869,7 +870,8 @@ def main(argv: list[str] | None = None, prog: str = "face") -> int:
     ap = argparse.ArgumentParser(prog=prog, description="FACE fidelity assessment sweep")
     ap.add_argument("sweep", help="sweep YAML (with --reanalyse: optional, default OUT/sweep.yaml)", nargs="?")
     ap.add_argument("--out", required=True, help="output directory")
-    ap.add_argument("--workers", type=int, default=1, help="parallel processes (default 1)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                    help="parallel processes (default: the number of cores)")
     ap.add_argument("--reanalyse", action="store_true", help="analyse the saved points again, do not run")
     ap.add_argument("--cluster", default=None, metavar="ADDRESS",
                     help="run the points on a Dask distributed cluster: local:N (N local worker processes) or a "
