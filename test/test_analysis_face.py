@@ -1,10 +1,12 @@
 """FACE engine (rths_ros.analysis.face): sweep validation, the constrained fit, filtering, parallel runs,
-re-analysis without running, outputs, and the FACE numbers of seed 000 §12.1.4 and Table 12.1 on the
-linear vRTHS."""
+re-analysis without running, outputs, tau_FEI against tau_add (§11.3.1), and the FACE numbers of seed 000
+§12.1.4 and Table 12.1 on the linear vRTHS, run from the shipped sweep files."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from rths_ros.analysis import face
 from rths_ros.core.params import ParameterError
 
 DT = 1e-3
+SWEEPS = Path(__file__).resolve().parents[1] / "config" / "sweeps"
 
 
 class Synthetic:
@@ -107,6 +110,13 @@ def test_sweep_parallel_run_filtering_outputs_and_reanalysis(tmp_path):
     assert saved["q_pred"] == pytest.approx(res["q_pred"])
     assert (tmp_path / "convergence.png").stat().st_size > 1000
     assert "prediction error" in (tmp_path / "report.md").read_text()
+    # z is z' advanced by p samples: tau_FEI = tau_add in both forms, for the runs kept by the analysis
+    tf = saved["tau_fei"]
+    assert tf["tau_add_s"] == pytest.approx([0.0, 0.002, 0.004, 0.006, 0.008])       # unstable, NPC runs left out
+    assert tf["adapted_s"] == pytest.approx(tf["tau_add_s"], abs=1e-4)
+    assert tf["slope_adapted"] == pytest.approx(1.0, abs=0.01)
+    assert (tmp_path / "tau_fei.png").stat().st_size > 1000
+    assert "![tau_FEI against tau_add](tau_fei.png)" in (tmp_path / "report.md").read_text()
     # re-analysis from the saved points, with another fit and e measure, and nothing run
     spec2 = face.sweep_from_data(_data(vary={"parameter": "tau_add_steps", "values": [0, 2, 4, 6, 8, 10, 12]},
                                        e={"measure": "tau_fei_adapted"}, fit={"degree": 2, "db": True}))
@@ -142,34 +152,96 @@ def test_cli_entry_runs_and_reanalyses_a_linear_sweep(tmp_path, capsys):
     assert face.main([str(bad), "--out", str(tmp_path / "b")]) == 2
 
 
-def _system_sweep(name, vff, window, tmp_path, workers=2):
-    spec = face.sweep_from_data({
-        "name": f"{name}_{'vff' if vff else 'novff'}", "runner": "linear_vrths", "scenario": name,
-        "overrides": {"vff": vff, "duration_s": 8.0},
-        "vary": {"parameter": "tau_add_steps", "values": list(range(15))},      # tau_add = 0, 1, ..., 14 ms
-        "e": {"measure": "tau_fei_adapted"}, "q": {"measure": "peak_amplitude", "window_s": [window]},
-        "fit": {"degree": 2, "db": True}, "reference": {"source": "runner"}})
-    return face.run_sweep(spec, tmp_path / spec.name, workers=workers, progress=None)
+def test_tau_fei_plot_needs_a_delay_sweep(tmp_path):
+    """A sweep that varies no delay (e.g. a gain) has no tau_FEI summary, and plot_tau_fei says why."""
+    values = [0, 2, 4, 6, 8]
+    records = [Synthetic()({"tau_add_steps": v}) for v in values]
+    spec = face.sweep_from_data(_data(vary={"parameter": "k_pp_per_s", "values": [20, 40, 60, 80, 90]},
+                                      e={"measure": "inverse_parameter"}))
+    res = face.analyse(spec, records, [20, 40, 60, 80, 90])
+    assert res["tau_fei"] is None
+    assert all(p["tau_add_s"] is None for p in res["points"])
+    with pytest.raises(ParameterError, match="not an added delay"):
+        face.plot_tau_fei(res, tmp_path / "t.png")
+    assert not (tmp_path / "t.png").exists()
+    paths = face.write_outputs(res, tmp_path, spec)
+    assert "tau_fei_png" not in paths and not (tmp_path / "tau_fei.png").exists()
+
+
+def test_tau_fei_against_tau_add_from_the_shipped_sweep(tmp_path):
+    """§11.3.1 through `rths face config/sweeps/spring_11_3_1.yaml`: over tau_add = 0..22 ms the adapted
+    tau_FEI grows with slope 1 +- 0.1 (tau_min + tau_add within 2 ms), the standard form stays below it
+    and flattens (the slope of the upper half of the range is below 0.8 x that of the lower half, which
+    is itself below 0.8).  The plot is written from face.json alone as well."""
+    spec, raw = face.load_sweep(SWEEPS / "spring_11_3_1.yaml")
+    res = face.run_sweep(spec, tmp_path / "o", workers=2, raw=raw, progress=None)
+    tf = res["tau_fei"]
+    x, ad, st = (np.array(tf[k]) for k in ("tau_add_s", "adapted_s", "standard_s"))
+    assert x[0] == 0.0 and x[-1] == pytest.approx(0.022) and x.size == 18
+    assert tf["slope_adapted"] == pytest.approx(1.0, abs=0.1)
+    assert np.max(np.abs(ad - (ad[0] + x))) < 2e-3
+    assert np.all(st < ad)
+    assert tf["slope_standard_high"] < 0.8 * tf["slope_standard_low"] < 0.8
+    assert ad[0] == pytest.approx(0.011, abs=0.002) and st[0] == pytest.approx(0.007, abs=0.002)   # thesis
+    png = tmp_path / "o" / "tau_fei.png"
+    assert png.stat().st_size > 5000
+    again = face.plot_tau_fei(json.loads((tmp_path / "o" / "face.json").read_text()), tmp_path / "again.png")
+    assert again.stat().st_size > 5000
+    # the FACE fit of the same sweep is the §12.1.2 magnitude study (thesis: about 15 % prediction error)
+    assert res["n_used"] == 12 and abs(res["prediction_error"] - 0.15) < 0.1
+
+
+def _system_data(name, vff, window):
+    """The settings of §12.1.4 and Table 12.1 (seed 000): tau_add = 0, 1, ..., 14 ms, 8 s record,
+    adapted tau_FEI, 2|X|/N peak of z' over the first ``window`` s, degree 2 in dB, analytic reference."""
+    return {"name": f"{name}_{'vff' if vff else 'novff'}", "runner": "linear_vrths", "scenario": name,
+            "overrides": {"vff": vff, "duration_s": 8.0},
+            "vary": {"parameter": "tau_add_steps", "values": list(range(15))},
+            "e": {"measure": "tau_fei_adapted"}, "q": {"measure": "peak_amplitude", "window_s": [window]},
+            "fit": {"degree": 2, "db": True}, "reference": {"source": "runner"}}
+
+
+SHIPPED_LINEAR = {"system1_12_1_4.yaml": ("system1", False, 0.35),
+                  "table_12_1_system1.yaml": ("system1", False, 8.0),
+                  "table_12_1_system1_vff.yaml": ("system1", True, 8.0),
+                  "table_12_1_system2.yaml": ("system2", False, 8.0),
+                  "table_12_1_system2_vff.yaml": ("system2", True, 8.0)}
+
+
+@pytest.mark.parametrize("fname", sorted(SHIPPED_LINEAR))
+def test_shipped_linear_sweeps_hold_the_thesis_settings(fname):
+    """The shipped sweep files of §12.1.4 and Table 12.1 load, and apart from name and description
+    they are the settings above (nothing is run)."""
+    spec, raw = face.load_sweep(SWEEPS / fname)
+    expected = face.sweep_from_data(_system_data(*SHIPPED_LINEAR[fname]))
+    assert spec.name == raw["name"] == Path(fname).stem
+    assert dataclasses.replace(spec, name=expected.name, description=expected.description) == expected
+
+
+def _system_sweep(fname, tmp_path, workers=2):
+    spec, raw = face.load_sweep(SWEEPS / fname)
+    return face.run_sweep(spec, tmp_path / spec.name, workers=workers, raw=raw, progress=None)
 
 
 def test_face_12_1_4_magnitude(tmp_path):
     """§12.1.4 (system 1, no VFF, FFT of the first 0.35 s, degree 2 in dB): a_min = 5.8 mm,
     a_pred = 6.5 mm, a_hat = 6.8 mm; accepted within 15 %."""
-    r = _system_sweep("system1", False, 0.35, tmp_path)
+    r = _system_sweep("system1_12_1_4.yaml", tmp_path)
     assert r["q_min"] == pytest.approx(5.8e-3, rel=0.15)
     assert r["q_pred"] == pytest.approx(6.5e-3, rel=0.15)
     assert r["q_ref"] == pytest.approx(6.8e-3, rel=0.15)
     assert r["q_min"] < r["q_pred"] < r["q_ref"] * 1.05          # magnitude lowered by the mass EXP
 
 
-@pytest.mark.parametrize("name, vff, a_hat, pred_err", [
-    ("system1", False, 9.92e-4, 0.129),
-    ("system1", True, 9.92e-4, 0.084),
-    ("system2", False, 8.93e-4, 0.059),
+@pytest.mark.parametrize("fname, a_hat, pred_err", [
+    ("table_12_1_system1.yaml", 9.92e-4, 0.129),
+    ("table_12_1_system1_vff.yaml", 9.92e-4, 0.084),
+    ("table_12_1_system2.yaml", 8.93e-4, 0.059),
 ])
-def test_face_table_12_1(tmp_path, name, vff, a_hat, pred_err):
-    """Table 12.1 (8 s FFT window): a_hat within 2 %, prediction error within 5 percentage points."""
-    r = _system_sweep(name, vff, 8.0, tmp_path)
+def test_face_table_12_1(tmp_path, fname, a_hat, pred_err):
+    """Table 12.1 (8 s FFT window), from the shipped sweep files: a_hat within 2 %, prediction error
+    within 5 percentage points."""
+    r = _system_sweep(fname, tmp_path)
     assert r["q_ref"] == pytest.approx(a_hat, rel=0.02)
     assert abs(r["prediction_error"] - pred_err) < 0.05
     assert r["error_estimate"] == pytest.approx(abs(r["q_min"] - r["q_pred"]) / r["q_pred"])

@@ -25,7 +25,9 @@ of §12.2, in process; tau_add delays the desired displacement by whole samples 
 choice: the thesis does not say where its delay was inserted).  Points run in parallel in a
 ``ProcessPoolExecutor`` or on a Dask distributed cluster (``cluster="local:N"`` or a scheduler address);
 each record is saved to ``OUT/points/point_NNN.npz`` so :func:`reanalyse` can refit (other e, q or fit
-settings) without running again.
+settings) without running again.  When the sweep varies an added delay, every run's tau_FEI is also
+computed in both forms and drawn against tau_add (:func:`plot_tau_fei`, ``tau_fei.png``; §11.3.1: the
+adapted form follows slope 1, the standard form flattens).
 
 Sweep file (YAML, validated; a bad key or value raises ParameterError naming key, value and range)::
 
@@ -61,7 +63,8 @@ from . import measures as ms
 
 __all__ = ["SweepSpec", "VarySpec", "EMeasureSpec", "QMeasureSpec", "FitSpec", "ReferenceSpec",
            "load_sweep", "sweep_from_data", "e_value", "q_value", "FitResult", "fit_h", "analyse",
-           "run_sweep", "reanalyse", "write_outputs", "plot_convergence", "ScenarioPointRunner",
+           "run_sweep", "reanalyse", "write_outputs", "plot_convergence", "plot_tau_fei", "tau_fei_pair",
+           "tau_fei_summary", "added_delay_s", "DELAY_PARAMETERS", "ScenarioPointRunner",
            "BuildingPointRunner", "point_tag",
            "make_runner", "open_cluster", "DelayedCommandController", "main"]
 
@@ -234,9 +237,43 @@ def e_value(rec: Mapping, spec: EMeasureSpec, parameter_value: float) -> float:
         return ms.e_track_rel(z, za, "rms")
     if m == "e_track_rel_max":
         return ms.e_track_rel(z, za, "max")
-    mode = "adapted" if m == "tau_fei_adapted" else "standard"
+    return _tau_fei(z, za, dt, spec, "adapted" if m == "tau_fei_adapted" else "standard")
+
+
+def _tau_fei(z: np.ndarray, za: np.ndarray, dt: float, spec: EMeasureSpec, mode: str) -> float:
     return ms.fei(z, za, dt, mode=mode, l=spec.weight_exponent, band_half_width_hz=spec.band_half_width_hz,
                   mask_fei=spec.mask_fei, f_min_hz=spec.f_min_hz).tau_s
+
+
+def tau_fei_pair(rec: Mapping, spec: EMeasureSpec | None = None) -> tuple[float, float]:
+    """(adapted, standard) tau_FEI of one record in s, over the e window and with the e settings of
+    ``spec`` (band, weight exponent, mask, lowest fundamental)."""
+    spec = spec or EMeasureSpec()
+    dt = _dt(rec)
+    w = _win(spec.window_s)
+    z = ms.window(rec["z_cmd"], dt, w)
+    za = ms.window(rec["z_ach"], dt, w)
+    return _tau_fei(z, za, dt, spec, "adapted"), _tau_fei(z, za, dt, spec, "standard")
+
+
+#: varied parameters that are an added delay, with their unit ("steps" of the record's dt, or "s")
+DELAY_PARAMETERS = {"tau_add_steps": "steps", "command_delay_steps": "steps", "tau_add_s": "s"}
+
+
+def added_delay_s(rec: Mapping, parameter: str, value: float) -> float | None:
+    """The extra delay tau_add of a run in s: the record's own ``tau_add_s`` (linear vRTHS) or
+    ``delay_samples`` (building runner), else the varied parameter when it is a delay
+    (:data:`DELAY_PARAMETERS`); None when the sweep does not vary a delay."""
+    if "tau_add_s" in rec:
+        return float(np.asarray(rec["tau_add_s"]))
+    if "delay_samples" in rec:
+        return float(np.asarray(rec["delay_samples"])) * _dt(rec)
+    unit = DELAY_PARAMETERS.get(parameter.split(".")[-1])
+    if unit == "steps":
+        return float(value) * _dt(rec)
+    if unit == "s":
+        return float(value)
+    return None
 
 
 def q_value(rec: Mapping, spec: QMeasureSpec) -> float:
@@ -362,8 +399,14 @@ def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref:
     points = []
     for i, (rec, v) in enumerate(zip(records, values)):
         ok, why = _usable(rec)
-        row = {"index": i, "parameter": float(v), "e": math.nan, "q": math.nan, "used": False, "reason": why}
+        row = {"index": i, "parameter": float(v), "e": math.nan, "q": math.nan, "used": False, "reason": why,
+               "tau_add_s": None, "tau_fei_adapted_s": math.nan, "tau_fei_standard_s": math.nan}
         if ok:
+            row["tau_add_s"] = added_delay_s(rec, spec.vary.parameter, v)
+            try:
+                row["tau_fei_adapted_s"], row["tau_fei_standard_s"] = tau_fei_pair(rec, spec.e)
+            except ParameterError:
+                pass                    # the record ended before the e window; reported below with e
             try:
                 row["e"] = float(e_value(rec, spec.e, v))
                 row["q"] = float(q_value(rec, spec.q))
@@ -411,8 +454,39 @@ def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref:
     if q_ref is not None and math.isfinite(q_ref) and q_ref != 0:
         out["prediction_error"] = abs(fr.q_pred - q_ref) / abs(q_ref)
         out["test_error"] = abs(q_min - q_ref) / abs(q_ref)
+    out["tau_fei"] = tau_fei_summary(points)
     out["_fit"] = fr
     return out
+
+
+def _slope(x: np.ndarray, y: np.ndarray) -> float | None:
+    return float(np.polyfit(x, y, 1)[0]) if x.size >= 2 and np.ptp(x) > 0 else None
+
+
+def tau_fei_summary(points: list[Mapping]) -> dict | None:
+    """Adapted and standard tau_FEI against the added delay tau_add (§11.3.1), from the rows of
+    :func:`analyse`; None unless the sweep varies a delay and at least 3 runs give both forms.
+
+    ``slope_adapted``: least-squares slope d tau_FEI / d tau_add over the runs with tau_add > 0 (the
+    thesis's check uses tau_add = 2..22 ms; expected 1).  ``slope_standard`` over the same runs, and
+    ``slope_standard_low`` / ``slope_standard_high`` over the lower and upper half of the tau_add range
+    (both including its midpoint): a standard form that flattens has ``high < low``."""
+    rows = [p for p in points if p.get("tau_add_s") is not None
+            and math.isfinite(p.get("tau_fei_adapted_s", math.nan))
+            and math.isfinite(p.get("tau_fei_standard_s", math.nan))]
+    if len(rows) < 3:
+        return None
+    rows.sort(key=lambda p: p["tau_add_s"])
+    x = np.array([p["tau_add_s"] for p in rows])
+    ad = np.array([p["tau_fei_adapted_s"] for p in rows])
+    st = np.array([p["tau_fei_standard_s"] for p in rows])
+    pos = x > 0 if np.count_nonzero(x > 0) >= 2 else np.ones(x.size, dtype=bool)
+    mid = 0.5 * (x[0] + x[-1])
+    lo, hi = x <= mid + 1e-12, x >= mid - 1e-12
+    return {"tau_add_s": x.tolist(), "adapted_s": ad.tolist(), "standard_s": st.tolist(),
+            "slope_adapted": _slope(x[pos], ad[pos]), "slope_standard": _slope(x[pos], st[pos]),
+            "slope_standard_low": _slope(x[lo], st[lo]), "slope_standard_high": _slope(x[hi], st[hi]),
+            "tau_add_range_s": [float(x[0]), float(x[-1])], "tau_add_mid_s": float(mid)}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -811,6 +885,45 @@ def plot_convergence(result: Mapping, path: str | Path) -> Path:
     return path
 
 
+def plot_tau_fei(result: Mapping, path: str | Path) -> Path:
+    """tau_FEI in the adapted and the standard form against the added delay tau_add (§11.3.1), with
+    the slope-1 line tau_FEI(tau_add_min) + tau_add that the adapted form should follow.  ``result`` is
+    a FACE result (:func:`analyse`, or face.json read back) of a sweep that varies a delay."""
+    import matplotlib
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    tf = result.get("tau_fei")
+    if not tf:
+        raise ParameterError(f"vary.parameter: {result.get('parameter')!r} is not an added delay (or fewer than "
+                             "3 runs give tau_FEI); expected one of " + ", ".join(DELAY_PARAMETERS))
+    x = np.asarray(tf["tau_add_s"]) * 1e3
+    ad = np.asarray(tf["adapted_s"]) * 1e3
+    st = np.asarray(tf["standard_s"]) * 1e3
+
+    def slope(key: str) -> str:
+        return "–" if tf.get(key) is None else f"{tf[key]:.2f}"
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.plot(x, ad[0] + (x - x[0]), ":", color="0.4", lw=1.0, label="τ_FEI(τ_add,min) + τ_add (slope 1)")
+    ax.plot(x, ad, "o-", color="C0", ms=4, label=f"adapted (slope {slope('slope_adapted')})")
+    ax.plot(x, st, "s-", color="C3", ms=4, label=f"standard (slope {slope('slope_standard_low')} up to "
+                                                f"{1e3 * tf['tau_add_mid_s']:.3g} ms, {slope('slope_standard_high')} "
+                                                "above)")
+    ax.set_xlabel("added delay τ_add [ms]")
+    ax.set_ylabel("equivalent delay τ_FEI [ms]")
+    ax.set_xlim(left=min(0.0, float(x[0])))
+    ax.set_ylim(bottom=0.0)
+    ax.grid(True, lw=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_title(f"FACE {result.get('name', '')}: τ_FEI against τ_add")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def _json_safe(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _json_safe(v) for k, v in x.items() if not k.startswith("_")}
@@ -830,7 +943,8 @@ def _pct(x: float | None) -> str:
 
 
 def write_outputs(result: Mapping, out_dir: str | Path, spec: SweepSpec | None = None) -> dict:
-    """face.json, convergence.png and report.md in ``out_dir``; returns their paths."""
+    """face.json, convergence.png, report.md and, for a sweep of an added delay, tau_fei.png
+    (:func:`plot_tau_fei`) in ``out_dir``; returns their paths."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "face.json").write_text(json.dumps(_json_safe(dict(result)), indent=1))
@@ -859,8 +973,22 @@ def write_outputs(result: Mapping, out_dir: str | Path, spec: SweepSpec | None =
     if result.get("warnings"):
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in result["warnings"]]
     lines += ["", f"![convergence plot]({png.name})", ""]
+    paths = {"json": out / "face.json", "png": png, "report": out / "report.md"}
+    tf = result.get("tau_fei")
+    if tf:
+        paths["tau_fei_png"] = plot_tau_fei(result, out / "tau_fei.png")
+        fmt = lambda v: "–" if v is None else f"{v:.3f}"     # noqa: E731
+        lines += ["## Equivalent delay against the added delay (§11.3.1)", "",
+                  "| form | slope d τ_FEI / d τ_add | slope, lower half | slope, upper half |", "|---|---|---|---|",
+                  f"| adapted | {fmt(tf['slope_adapted'])} | | |",
+                  f"| standard | {fmt(tf['slope_standard'])} | {fmt(tf['slope_standard_low'])} | "
+                  f"{fmt(tf['slope_standard_high'])} |", "",
+                  f"Slopes over the runs with τ_add > 0; halves split at τ_add = {1e3 * tf['tau_add_mid_s']:.4g} ms.",
+                  "", "![tau_FEI against tau_add](tau_fei.png)", ""]
+    elif (out / "tau_fei.png").exists():
+        (out / "tau_fei.png").unlink()          # left from an earlier analysis of another sweep
     (out / "report.md").write_text("\n".join(lines))
-    return {"json": out / "face.json", "png": png, "report": out / "report.md"}
+    return paths
 
 
 def main(argv: list[str] | None = None, prog: str = "face") -> int:
@@ -892,6 +1020,10 @@ def main(argv: list[str] | None = None, prog: str = "face") -> int:
     print(f"q_min = {res['q_min']:.5g}, q_pred = {res['q_pred']:.5g}, error estimate "
           f"{_pct(res['error_estimate'])}" + (f", prediction error {_pct(res['prediction_error'])}"
                                               if res.get("prediction_error") is not None else ""))
+    tf = res.get("tau_fei")
+    if tf and tf["slope_adapted"] is not None and tf["slope_standard"] is not None:
+        print(f"tau_FEI against tau_add: slope {tf['slope_adapted']:.3f} (adapted), {tf['slope_standard']:.3f} "
+              f"(standard)")
     for w in res["warnings"]:
         print(f"warning: {w}")
     return 0
