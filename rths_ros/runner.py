@@ -156,8 +156,11 @@ def _tail(path: Path, n: int = 8) -> str:
 
 
 def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, progress: bool = True,
-                 log=print, domain_id: int | None = None) -> RunResult:
-    """Run an already validated scenario.  Never leaves a node process behind."""
+                 log=print, domain_id: int | None = None, lease: "DomainLease | None" = None) -> RunResult:
+    """Run an already validated scenario.  Never leaves a node process behind.
+
+    ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
+    closes it at the end), so a caller can reserve the domain it will join before the run starts."""
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     (out / "logs").mkdir(exist_ok=True)
@@ -166,7 +169,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     scenario_path = out / "scenario.yaml"
     scenario_path.write_text(scn.dump(scenario))
     nodes = list(scenario.run_nodes)
-    lease = DomainLease(domain_id)
+    lease = lease if lease is not None else DomainLease(domain_id)
     env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}
     logs = {}
@@ -195,6 +198,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario)
         limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         interactive = sys.stdout.isatty()
+        sup = next((name for name, group in process_groups(nodes, composed) if "supervisor" in group), None)
+        sup_ended = None
         while True:
             if interrupted["sig"] is not None:
                 result.code = 130 if interrupted["sig"] == signal.SIGINT else 143
@@ -218,6 +223,17 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             if all(c == 0 for c in codes.values()):
                 break
             now = time.monotonic()
+            if sup is not None and codes.get(sup) == 0 and drain_until is None:
+                # the supervisor ended the run (STOP sent, every node had time to see it): a node still
+                # running after the drain time missed the end or hangs in its teardown
+                sup_ended = sup_ended or now
+                if now - sup_ended > drain_s:
+                    stuck = [n for n, c in codes.items() if c is None]
+                    result.code = 1
+                    result.failed_node = stuck[0]
+                    result.message = (f"node {stuck[0]} did not end within {drain_s:g} s after the supervisor "
+                                      f"ended the run; stopped it (log: {logs[stuck[0]]})\n{_tail(logs[stuck[0]])}")
+                    break
             if now - t0 > limit:
                 result.code = 1
                 running = [n for n, c in codes.items() if c is None]

@@ -16,7 +16,7 @@ from rths_ros.core import scenario as scn
 from rths_ros.runner import DomainLease, run_scenario
 
 
-def _call(executor, client, req, timeout=20.0):
+def _call(executor, client, req, timeout=60.0):
     assert client.wait_for_service(timeout_sec=timeout), client.srv_name
     fut = client.call_async(req)
     executor.spin_until_future_complete(fut, timeout_sec=timeout)
@@ -25,13 +25,12 @@ def _call(executor, client, req, timeout=20.0):
 
 
 def test_plant_waits_for_a_lifecycle_manager(tmp_path):
-    lease = DomainLease()          # find a free domain, hand it to the run
+    lease = DomainLease()          # reserve a free domain and hand it to the run (no other run can take it)
     domain = lease.domain_id
-    lease.close()
     s = scn.load("contact_1d", ["loop.duration_s=0.5", "realtime.lifecycle_autostart=false"])
     result = {}
     t = threading.Thread(target=lambda: result.update(r=run_scenario(s, tmp_path / "run", progress=False,
-                                                                     domain_id=domain)))
+                                                                     lease=lease)))
     t.start()
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     ctx = rclpy.Context()

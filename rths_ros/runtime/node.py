@@ -225,8 +225,9 @@ class RthsNode(Node):
                 silent_s = silent * 1e-9
                 limit = (f"safety.watchdog_steps = {self.scenario.safety.watchdog_steps}" if self.mode == "realtime"
                          else f"safety.watchdog_s = {self.scenario.safety.watchdog_s:g} s")
+                since = f"after step {last_step}" if last_step >= 0 else "since the trial began (none received)"
                 reason = (f"watchdog: no {topic} for {silent_s * 1e3:.0f} ms ({silent_s / self.dt:.0f} steps) "
-                          f"after step {last_step} ({limit})")
+                          f"{since} ({limit})")
                 self.watchdog_trip = {"topic": topic, "last_step": int(last_step), "silent_s": silent_s,
                                       "limit_s": self._watch_limit_ns * 1e-9}
                 self.abort_reason = reason
@@ -297,9 +298,21 @@ class RthsNode(Node):
             self._ready_timer.cancel()
             self.emit(TestEvent.READY)
 
+    def _arm_watchdog(self) -> None:
+        """Lockstep: a trial has begun, so every control topic this node reads must deliver within
+        safety.watchdog_s, including the first message (a first message that never comes would
+        otherwise stall the loop without tripping anything)."""
+        now = time.monotonic_ns()
+        for entry in self._watch.values():
+            entry[0] = now
+            entry[2] = True
+
     def _on_event(self, msg: TestEvent) -> None:
         if msg.type in (TestEvent.DONE, TestEvent.TRIAL_END, TestEvent.STOP, TestEvent.ABORT):
             self._disarm_watchdog()
+        elif (msg.type in (TestEvent.START, TestEvent.TRIAL_BEGIN) and self.mode == "lockstep"
+              and not self.done and not self.abort_reason):
+            self._arm_watchdog()
         if msg.type == TestEvent.START and not self.started:
             self.started = True
             self.on_start()
@@ -441,16 +454,27 @@ def load_scenario_from_args(args) -> scn.Scenario:
     return scn.load(args.scenario, args.set, args.mode, getattr(args, "plant", None))
 
 
+#: a spin of the executor that has not returned after this long is a hang, never work: the process
+#: prints every thread's stack to its log and exits 1, so the runner names the node instead of waiting
+SPIN_HANG_S = 60.0
+
+
 def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
+    import faulthandler
+
     t_end = time.monotonic() + deadline_s
     ctx = nodes[0].context
-    while ctx.ok() and not all(n.done for n in nodes):
-        executor.spin_once(timeout_sec=0.05)
-        if time.monotonic() > t_end:
-            for n in nodes:
-                if not n.done:
-                    n.abort_reason = f"run did not end within loop.timeout_s = {deadline_s:g} s"
-                    n.finish(4)
+    try:
+        while ctx.ok() and not all(n.done for n in nodes):
+            faulthandler.dump_traceback_later(SPIN_HANG_S, exit=True)
+            executor.spin_once(timeout_sec=0.05)
+            if time.monotonic() > t_end:
+                for n in nodes:
+                    if not n.done:
+                        n.abort_reason = f"run did not end within loop.timeout_s = {deadline_s:g} s"
+                        n.finish(4)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 def _exit_after(seconds: float, code: int) -> None:
