@@ -56,6 +56,15 @@ def test_stiffness_is_progressive(bare):
     assert bare.loading_curve(math.pi / 2, [0.03])[0] / 0.03 > 1.5 * K_F
 
 
+def test_secant_stiffness_is_the_linear_spring_with_the_same_compression(bare):
+    assert bare.secant_stiffness(3.0, d_max_m=0.001, n=1000) == pytest.approx(K_F, rel=5e-3)   # linear range
+    k = bare.secant_stiffness(294.3)                        # one body weight of the 30 kg walker
+    d = 294.3 / k
+    assert bare.loading_curve(math.pi / 2, [d])[0] == pytest.approx(294.3, rel=0.02)
+    assert k > 1.5 * K_F                                   # hardening: stiffer than the small-load k_f
+    assert bare.secant_stiffness(600.0) > k
+
+
 def test_heel_soft_forefoot_stiff(bare):
     # appendix C: alpha < 90 deg loads the heel, > 90 deg the forefoot; the forefoot is relatively stiff
     d = np.array([0.01, 0.02, 0.03])

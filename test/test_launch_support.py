@@ -38,3 +38,28 @@ def test_plant_hardware_starts_the_hardware_plant_node():
     names = [n.name for n in specs]
     assert "hardware_plant" in names and "sim_plant" not in names
     assert "plant=hardware" in specs[0].arguments
+
+
+GAIT_LOOP_NODES = ["recorder", "supervisor", "numerical_substructure", "stewart_platform", "ft_sensor"]
+
+
+@pytest.mark.parametrize("plant, plant_node", [("sim", "sim_plant"), ("hardware", "hardware_plant")])
+def test_gait_vpp_starts_the_gait_loop_with_the_chosen_plant(plant, plant_node):
+    s, specs = node_specs("gait_vpp", plant=plant, out="/tmp/g")
+    names = [n.name for n in specs]
+    assert s.numerical.model == "vpp" and s.plant == plant
+    assert names == GAIT_LOOP_NODES + [plant_node]         # the plant starts last (it sets the beat)
+    other = {"sim_plant", "hardware_plant"} - {plant_node}
+    assert not other & set(names)
+    assert not {"passivity_controller", "ilc_learner", "aff_learner"} & set(names)   # refused with the vpp model
+    for n in specs:
+        assert n.executable == n.name
+        assert f"plant={plant}" in n.arguments and "/tmp/g" in n.arguments
+        assert n.arguments[n.arguments.index("--scenario") + 1].endswith("gait_vpp.yaml")
+
+
+def test_gait_vpp_plant_default_is_the_simulated_foot():
+    s, specs = node_specs("gait_vpp")
+    assert s.plant == "sim" and s.sim_plant.specimen_kind == "prosthetic_foot"
+    assert [n.name for n in specs][-1] == "sim_plant"
+    assert not any(a.startswith("plant=") for a in specs[0].arguments)

@@ -4,7 +4,8 @@ Input is a :class:`GaitRecord` of plain arrays (model frame: x forward, y up; SI
 
 * ``t`` [s], ``com_x``, ``com_y`` [m], ``trunk_angle`` [rad] (phi_VPP, forward lean positive);
 * per leg n in ("L", "R"): ``grf_x[n]``, ``grf_y[n]`` [N] (ground reaction on the body), ``hip_torque[n]``
-  [N m], ``cop_x[n]`` [m] (model x of the centre of pressure), ``foot_x[n]`` [m] (foot point x_FP,n),
+  [N m] (total hip torque tau_h,n on the trunk, counter-clockwise positive = extending the stance hip),
+  ``hip_torque_vpp[n]`` [N m] (optional: the VPP controller's share tau_VPP,n, eq. 16.3), ``cop_x[n]`` [m] (model x of the centre of pressure), ``foot_x[n]`` [m] (foot point x_FP,n),
   ``contact[n]`` (bool).  Any per-leg entry may be missing; the derived quantities that need it are then skipped.
 
 Quantities (:func:`gait_metrics`), with the definitions chosen where the thesis is not explicit:
@@ -22,7 +23,10 @@ Quantities (:func:`gait_metrics`), with the definitions chosen where the thesis 
 * Trunk angle: min, max, range and the net change end - start (negative = rotated backwards).
 * GRF normalised by the body weight m g; for the reference leg's longest stance phase the first and second peak of
   GRF_y (maxima of the first and second half of the phase), the basin between them and max |GRF_x|.
-* Hip torque normalised by m g l0 (fig. 16.3 / 17.2b) with its extreme values.
+* Hip torque normalised by m g l0 (fig. 16.3 / 17.2b) with its extreme values and, for the reference leg's longest
+  stance, its mean over the first and the second half of the stance and the number of sign changes (ignoring
+  |tau| < 0.001 BW l0) within it (the thesis describes the sign pattern: extension first, flexion later; it gives no
+  number); likewise tau_VPP if given.
 * CoP path: during the reference leg's longest stance, CoP x relative to the foot point (if given) at start and
   end, travel end - start and the fraction of forward steps (1 = monotone heel -> toe).
 
@@ -62,6 +66,7 @@ class GaitRecord:
     grf_x: dict = field(default_factory=dict)
     grf_y: dict = field(default_factory=dict)
     hip_torque: dict = field(default_factory=dict)
+    hip_torque_vpp: dict = field(default_factory=dict)
     cop_x: dict = field(default_factory=dict)
     foot_x: dict = field(default_factory=dict)
     contact: dict = field(default_factory=dict)
@@ -78,7 +83,7 @@ class GaitRecord:
                 if v.shape != (n,):
                     raise ValueError(f"{name}: expected shape ({n},), got {v.shape}")
                 setattr(self, name, v)
-        for name in ("grf_x", "grf_y", "hip_torque", "cop_x", "foot_x", "contact"):
+        for name in ("grf_x", "grf_y", "hip_torque", "hip_torque_vpp", "cop_x", "foot_x", "contact"):
             d = dict(getattr(self, name) or {})
             for leg, v in list(d.items()):
                 if leg not in LEGS:
@@ -93,7 +98,7 @@ class GaitRecord:
     def from_mapping(cls, m: Mapping[str, Any]) -> "GaitRecord":
         """Build from flat keys: t, com_x, com_y, trunk_angle, com_xd and ``grf_x_L``, ``contact_R``, ... ."""
         kw: dict[str, Any] = {k: m[k] for k in ("t", "com_x", "com_y", "trunk_angle", "com_xd") if k in m}
-        for name in ("grf_x", "grf_y", "hip_torque", "cop_x", "foot_x", "contact"):
+        for name in ("grf_x", "grf_y", "hip_torque", "hip_torque_vpp", "cop_x", "foot_x", "contact"):
             kw[name] = {leg: m[f"{name}_{leg}"] for leg in LEGS if f"{name}_{leg}" in m}
         return cls(**kw)
 
@@ -196,9 +201,18 @@ def gait_metrics(rec: GaitRecord, mass_kg: float, leg_length_m: float, g_m_per_s
         gx = rec.grf_x[leg] / bw
         out.update(grf_x_max_abs_bw=float(np.abs(gx).max()), grf_x_min_bw=float(gx.min()),
                    grf_x_max_bw=float(gx.max()))
-    if leg in rec.hip_torque:
-        tau = rec.hip_torque[leg] / (bw * leg_length_m)
-        out.update(hip_torque_min_norm=float(tau.min()), hip_torque_max_norm=float(tau.max()))
+    for key, d in (("hip_torque", rec.hip_torque), ("hip_torque_vpp", rec.hip_torque_vpp)):
+        if leg in d:
+            tau = d[leg] / (bw * leg_length_m)
+            out[f"{key}_min_norm"] = float(tau.min())
+            out[f"{key}_max_norm"] = float(tau.max())
+            if phase is not None and phase[1] - phase[0] >= 4:
+                i0, i1 = phase
+                mid = (i0 + i1) // 2
+                out[f"{key}_first_half_mean_norm"] = float(tau[i0:mid].mean())
+                out[f"{key}_second_half_mean_norm"] = float(tau[mid:i1].mean())
+                sg = np.sign(tau[i0:i1][np.abs(tau[i0:i1]) > 1e-3])     # ignore |tau| < 0.001 BW l0
+                out[f"{key}_sign_changes"] = int(np.count_nonzero(sg[1:] != sg[:-1]))
     if leg in rec.cop_x and phase is not None:
         i0, i1 = phase
         c = rec.cop_x[leg][i0:i1]
@@ -274,6 +288,9 @@ def plot_gait(rec: GaitRecord, out_dir: str | Path, mass_kg: float, leg_length_m
         for n in LEGS:
             if n in rec.hip_torque:
                 ax.plot(rec.t, rec.hip_torque[n] / (bw * leg_length_m), color=_COL[n], label=f"tau_h,{n}")
+            if n in rec.hip_torque_vpp:
+                ax.plot(rec.t, rec.hip_torque_vpp[n] / (bw * leg_length_m), color=_COL[n], ls="--", lw=0.9,
+                        label=f"tau_VPP,{n} = tau_h,{n} + F_perp l_{n} (16.3)")
         ax.axhline(0.0, color="k", lw=0.6)
         ax.set_ylabel("hip torque / (BW l0)")
         ax.set_xlabel("t [s]")

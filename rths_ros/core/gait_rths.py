@@ -42,17 +42,18 @@ Choices (the thesis is silent; all are parameters):
   universal-joint limits always abort.
 * Start pose. The trial starts with the platform at the inverse kinematics of the model's initial command (left
   single support, right leg in swing just above the touch-down height), not at the hexapod's home pose; the
-  digital twin starts there (a rig would be ramped there before the test).
+  digital twin starts there, and with ``plant = hardware`` the hardware_plant node ramps the rig there before it
+  announces READY (:mod:`rths_ros.nodes.hardware_plant`).
 * A fall of the model (event bit 16) ends the run with ABORT and the reason.
 
 ``replay_model`` re-runs the model from a recorded sequence of interface loads (bit-exact: the same kernel with
 the same float64 inputs) to recover the CoM, trunk angle, contact flags, foot points, GRFs and hip torques for the
-gait analysis; :func:`time_gait_step` measures the per-step cost of the objects above.
+gait analysis.  The per-step cost of the objects above is measured by ``rths bench core gait_vpp``
+(:func:`rths_ros.bench.bench_core_gait`).
 """
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,7 +66,7 @@ from .platform import LegCommandArrays, LimitViolation, PlatformCommander, Platf
 from .stewart import StewartKinematics
 
 __all__ = ["GaitCommandParams", "GaitPlatformParams", "GaitNumerical", "GaitPlatform", "GaitForceProcessor",
-           "replay_model", "time_gait_step", "FALL_EVENT"]
+           "replay_model", "FALL_EVENT"]
 
 FALL_EVENT = vpp.EV_FALL
 
@@ -297,14 +298,15 @@ def cop_of(measured, min_force_n: float = 5.0) -> np.ndarray:
 def replay_model(vp: vpp.VppParams, gp: GaitCommandParams, forces: np.ndarray, dt_s: float = 1e-3) -> dict:
     """Re-run the model with the recorded interface loads (row k = the load of step k, fed at step k) and return
     per-step arrays: the state at step k (t, com_x, com_y, trunk_angle, com_xd, contact_L/R, foot_x_L/R), the
-    model GRFs and hip torques per leg (with the load of step k held), and the platform command q/qd (the command
-    the numerical part published for step k)."""
+    model GRFs and hip torques per leg (with the load of step k held; ``hip_torque_R`` = tau_h,R of eq. 16.2,
+    ``hip_torque_vpp_R`` = the VPP controller's share tau_VPP,R = tau_h,R + F_perp l_R of eq. 16.3), and the
+    platform command q/qd (the command the numerical part published for step k)."""
     forces = np.asarray(forces, dtype=float)
     n = forces.shape[0]
     g = GaitNumerical(vp, gp, dt_s)
     out = {k: np.zeros(n) for k in ("t", "com_x", "com_y", "trunk_angle", "com_xd", "foot_x_L", "foot_x_R",
                                     "grf_x_L", "grf_y_L", "grf_x_R", "grf_y_R", "hip_torque_L", "hip_torque_R",
-                                    "x_ref")}
+                                    "hip_torque_vpp_R", "x_ref")}
     out["contact_L"] = np.zeros(n, dtype=bool)
     out["contact_R"] = np.zeros(n, dtype=bool)
     out["q"] = np.zeros((n, 3))
@@ -325,27 +327,10 @@ def replay_model(vp: vpp.VppParams, gp: GaitCommandParams, forces: np.ndarray, d
         for i, leg in enumerate(("L", "R")):
             out[f"grf_x_{leg}"][k], out[f"grf_y_{leg}"][k] = lq["grf_x"][i], lq["grf_y"][i]
             out[f"hip_torque_{leg}"][k] = lq["tau"][i]
+        out["hip_torque_vpp_R"][k] = lq["tau_vpp"][1]
         if k + 1 < n:
             out["events"][k + 1] = g.step(*forces[k])
             if g.fallen and fallen_at < 0:
                 fallen_at = k + 1
     out["fallen_at_step"] = fallen_at
     return out
-
-
-def time_gait_step(vp: vpp.VppParams | None = None, n: int = 5000) -> dict:
-    """Wall time of one VPP synchronisation step of :class:`GaitNumerical` (5 RK4 sub-steps + the command) while
-    the model walks with the simulated foot spring's load; mean, median and 99th percentile in microseconds."""
-    vp = vp or vpp.uniform_leg_split(vpp.VppParams())
-    g = GaitNumerical(vp, GaitCommandParams(), vp.n_sub * vp.dt_sub_s)
-    times = np.empty(n)
-    for i in range(n):
-        cmd = g.model_cmd
-        w = vpp.simulated_foot_wrench(cmd, g.state, vp)
-        t0 = time.perf_counter()
-        g.step(w[0], w[1], w[2])
-        times[i] = time.perf_counter() - t0
-        if g.fallen:
-            g.reset()
-    return {"mean_us": float(times.mean() * 1e6), "median_us": float(np.median(times) * 1e6),
-            "p99_us": float(np.percentile(times, 99) * 1e6), "n": n}

@@ -258,6 +258,16 @@ class ProstheticFoot:
             cx = cz = math.nan
         return FootContact(n, float(a[1]), cx, cz, int(a[4]))
 
+    def secant_stiffness(self, load_n: float, alpha_rad: float = math.pi / 2, d_max_m: float = 0.1,
+                         n: int = 1000) -> float:
+        """Secant stiffness [N/m] of the :meth:`loading_curve` at ``alpha_rad`` where the force reaches ``load_n``
+        (displacement grid of ``n`` points up to ``d_max_m``): the linear foot spring with the same compression
+        under that load."""
+        d = np.linspace(d_max_m / n, d_max_m, n)
+        f = self.loading_curve(alpha_rad, d)
+        i = min(max(int(np.searchsorted(f, load_n)), 1), d.size - 1)
+        return float(load_n / d[i])
+
     def loading_curve(self, alpha_rad: float, displacements_m) -> np.ndarray:
         """Static force along the shank [N] for displacements [m] along the shank measured from first contact,
         shank at ``alpha_rad`` to the ground (the loading of fig. C.1; no toe-out, no friction, no weight).

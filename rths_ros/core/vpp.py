@@ -45,7 +45,9 @@ inconsistent signs): stump length ``l_u`` from the hip to the interface point (I
     hip torque tau_h,R = (p_CoP - h) x (-F_par e + P e_perp)    = -F_par tan(gamma_R) l_R  (16.2) w/o CoP shift
 
 The measured ``F_perp`` cancels in 16.4-16.9 (the hip torque of 16.3 compensates it), so the trunk
-dynamics use only ``F_par``; ``F_perp`` enters the reported ``tau_VPP,R = tau_h,R + F_perp l_R`` (16.3).
+dynamics use only ``F_par``; ``F_perp`` enters only the VPP controller's share of the hip torque,
+``tau_VPP,R = tau_h,R + F_perp l_R`` (16.3), which :func:`leg_quantities` returns as ``tau_vpp`` (the gait
+analysis records and plots it beside ``tau_h,R``).
 The moment ``M`` is used only for the CoP estimate (:func:`cop_from_wrench`).
 
 Contact logic (BSLIP/VPP convention; thesis: TD height and TO condition only): a swing leg is held at
@@ -68,13 +70,13 @@ synchronisation step with the interface wrench held (zero-order hold).
 Public entry points: :class:`VppParams`, :func:`param_vector`, :class:`VppState`,
 :func:`initial_state`, :func:`sync_step`, :func:`amputee_sync_step`, :func:`interface_command`,
 :func:`simulate`, :func:`leg_quantities`, :func:`trunk_acceleration_both`, :func:`cop_from_wrench`,
-:func:`series_stump`, :func:`uniform_leg_split`, :func:`table_a6_params`, :func:`time_sync_step`.
+:func:`series_stump`, :func:`uniform_leg_split`, :func:`table_a6_params`.  The cost of one synchronisation step
+is measured by ``rths bench core gait_vpp``.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,7 +96,8 @@ class VppParams:
     The initial conditions ``y0_m``, ``xd0_m_per_s``, ``phid0_rad_per_s`` are the CMA-ES optimum of
     this implementation on the basic model (see docs/vpp.md); ``amp_*`` are the 3-stride optimum on the
     modified model with a simulated foot spring (:func:`uniform_leg_split`), no CoP shift (27 steps
-    before a fall; with the CoP shift no initial condition completes a stride, see docs/vpp.md).
+    before a fall; with the CoP shift no initial condition completes a stride, see docs/vpp.md).  A gait
+    scenario stores the ``amp_*`` optimum of its own modified model (docs/gait.md).
     """
 
     m_vpp_kg: float = param(30.0, "kg", 1e-3, 1e4, "trunk (total) mass m_VPP")
@@ -612,17 +615,24 @@ def simulated_foot_wrench(cmd: np.ndarray, state: VppState, p: VppParams) -> tup
 
 
 def leg_quantities(state: VppState, P: np.ndarray, wrench=(0.0, 0.0, 0.0)) -> dict:
-    """Per-leg GRF vector, hip torque, CoP, axial force, length, angle, tan(gamma) (dict of 2-arrays)."""
+    """Per-leg GRF vector, hip torque, CoP, axial force, length, angle, tan(gamma) (dict of 2-arrays).
+
+    ``tau`` is the total hip torque on the trunk (``tau_h``, eq. 16.2 for the amputee leg); ``tau_vpp`` is the
+    VPP controller's share ``tau_VPP,R = tau_h,R + F_perp l_R`` (eq. 16.3) for the amputee leg in stance with the
+    external wrench ``(F_par, F_perp, M)``, and equals ``tau`` for the legs of the basic model."""
     q = np.zeros(N_Q)
     w = np.asarray(wrench, dtype=float)
-    out = {k: np.zeros(2) for k in ("grf_x", "grf_y", "tau", "cop", "f_axial", "leg_len", "alpha", "tan_gamma",
-                                    "f_trunk_x", "f_trunk_y")}
+    out = {k: np.zeros(2) for k in ("grf_x", "grf_y", "tau", "tau_vpp", "cop", "f_axial", "leg_len", "alpha",
+                                    "tan_gamma", "f_trunk_x", "f_trunk_y")}
     for n in range(2):
         _leg(state.s, state.c, state.fp, P, w, n, q)
         out["grf_x"][n], out["grf_y"][n], out["tau"][n], out["cop"][n] = q[Q_GX], q[Q_GY], q[Q_TAU], q[Q_COP]
         out["f_axial"][n], out["leg_len"][n], out["alpha"][n], out["tan_gamma"][n] = q[Q_FAX], q[Q_L], \
             q[Q_ALPHA], q[Q_TANG]
         out["f_trunk_x"][n], out["f_trunk_y"][n] = q[Q_FX], q[Q_FY]
+        out["tau_vpp"][n] = q[Q_TAU]
+        if n == 1 and P[P_AMP] != 0.0 and P[P_FOOT] == FOOT_EXTERNAL and state.c[C_R]:
+            out["tau_vpp"][n] = q[Q_TAU] + w[1] * q[Q_L]      # eq. 16.3
     return out
 
 
@@ -673,28 +683,3 @@ def simulate(p: VppParams, n_steps: int = 50, t_max_s: float = 60.0, amputee: bo
     out.update(sections=sec[:n_sec].copy(), n_td=int(n_td), fallen=bool(fallen), bw_n=p.m_vpp_kg * p.g_m_per_s2,
                l0_m=p.l0_l_m, r_h_m=p.r_h_m, final_state=st)
     return out
-
-
-def time_sync_step(p: VppParams | None = None, n: int = 20000, amputee: bool = True) -> dict:
-    """Measure the wall time of one 1 ms synchronisation step (``n_sub`` RK4 sub-steps, in-place API)
-    while the model walks; returns mean and 99th-percentile microseconds."""
-    p = p or VppParams()
-    if amputee:
-        p = uniform_leg_split(p)
-    P = param_vector(p, amputee, "external")
-    st = initial_state(p, amputee)
-    wkr = _Work()
-    sync_step(st.copy(), P, (0.0, 0.0, 0.0), p.n_sub, p.dt_sub_s, wkr)  # compile / warm up
-    times = np.zeros(n)
-    cmd = interface_command(st, P)
-    for i in range(n):
-        w = simulated_foot_wrench(cmd, st, p) if amputee else (0.0, 0.0, 0.0)
-        t0 = time.perf_counter()
-        wkr.w[0], wkr.w[1], wkr.w[2] = w
-        _sync_kernel(st.s, st.c, st.fp, P, wkr.w, p.dt_sub_s, p.n_sub, wkr.wk, wkr.cmd)
-        times[i] = time.perf_counter() - t0
-        cmd = wkr.cmd
-        if st.fallen:
-            st = initial_state(p, amputee)
-    return {"mean_us": float(times.mean() * 1e6), "p99_us": float(np.percentile(times, 99) * 1e6),
-            "n": n, "n_sub": p.n_sub}

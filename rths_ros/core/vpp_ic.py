@@ -18,7 +18,14 @@ forward speed sampled at every mid-stance (hip over the stance foot) may not cha
 from one step to the next (:func:`stability_check`).
 
 Optimiser: ``cma`` (Hansen's CMA-ES), sigma in scaled variables (``x'_0``/0.05, ``y_0``/0.005,
-``phi'_0``/0.05), bounds from :class:`~rths_ros.core.vpp.VppParams`.
+``phi'_0``/0.05), bounds from :class:`~rths_ros.core.vpp.VppParams`.  ``fix_y0`` keeps the start height fixed
+and optimises ``x'_0`` and ``phi'_0`` only.
+
+Modified model of a gait scenario (:func:`scenario_model`): the scenario's ``numerical.vpp`` (stump ``k_u``,
+``d_u``, ``m_IFP``, CoP shift) closed by a linear foot spring whose stiffness is the secant stiffness of the
+scenario's simulated foot at foot flat under one body weight (:func:`scenario_foot_stiffness`), the same model as
+the pure reference of the gait analysis.  ``python -m rths_ros.core.vpp_ic --scenario gait_vpp ...`` optimises
+its initial conditions and prints them as the scenario keys ``numerical.vpp.amp_*`` (docs/gait.md).
 """
 from __future__ import annotations
 
@@ -105,34 +112,68 @@ def stability_check(p: vpp.VppParams, ic: dict | None = None, amputee: bool = Fa
 
 
 def optimise_ic(p: vpp.VppParams, amputee: bool = False, x0: tuple | None = None, sigma0: float = 1.0,
-                max_evals: int = 1500, n_strides: int = 1, seed: int = 1, check: bool = True) -> OptResult:
-    """CMA-ES over (x'_0, y_0, phi'_0) minimising :func:`periodicity_cost`.
+                max_evals: int = 1500, n_strides: int = 1, seed: int = 1, check: bool = True,
+                fix_y0: float | None = None) -> OptResult:
+    """CMA-ES over (x'_0, y_0, phi'_0) minimising :func:`periodicity_cost`; with ``fix_y0`` the start height is
+    that value and only (x'_0, phi'_0) are optimised.
 
-    ``x0`` defaults to the thesis's Table A.7 initial conditions.  Returns the best point found, its
-    cost, the start cost, the number of cost evaluations and (``check``) the 50-step stability check.
+    ``x0`` (x'_0, y_0, phi'_0) defaults to the thesis's Table A.7 initial conditions.  Returns the best point
+    found, its cost, the start cost, the number of cost evaluations and (``check``) the 50-step stability check.
     """
     import cma
 
     if x0 is None:
         x0 = (vpp.THESIS_IC_A7["xd0_m_per_s"], vpp.THESIS_IC_A7["y0_m"], vpp.THESIS_IC_A7["phid0_rad_per_s"])
-    x0 = np.asarray(x0, dtype=float)
+    x0 = np.asarray(x0, dtype=float).copy()
+    free = np.array([0, 2]) if fix_y0 is not None else np.arange(3)
+    if fix_y0 is not None:
+        x0[1] = float(fix_y0)
     P = vpp.param_vector(p, amputee, "spring")
 
+    def point(z):
+        x = x0.copy()
+        x[free] += np.asarray(z) * VAR_SCALES[free]
+        return x
+
     def f(z):
-        x = x0 + np.asarray(z) * VAR_SCALES
+        x = point(z)
         return periodicity_cost(p, x[0], x[1], x[2], amputee, n_strides, P=P)
 
-    c0 = f(np.zeros(3))
-    es = cma.CMAEvolutionStrategy(np.zeros(3), sigma0, {"seed": seed, "maxfevals": max_evals, "verbose": -9,
-                                                       "tolfun": 1e-12, "tolx": 1e-9})
+    z0 = np.zeros(free.size)
+    c0 = f(z0)
+    es = cma.CMAEvolutionStrategy(z0, sigma0, {"seed": seed, "maxfevals": max_evals, "verbose": -9,
+                                               "tolfun": 1e-12, "tolx": 1e-9})
     es.optimize(f)
-    zb = es.result.xbest if es.result.xbest is not None else np.zeros(3)
+    zb = es.result.xbest if es.result.xbest is not None else z0
     fb = float(es.result.fbest) if es.result.fbest is not None else c0
     if fb > c0:
-        zb, fb = np.zeros(3), c0
-    xb = x0 + zb * VAR_SCALES
+        zb, fb = z0, c0
+    xb = point(zb)
     stable = stability_check(p, _ic(xb, p.phi0_rad), amputee) if check else {}
     return OptResult(float(xb[0]), float(xb[1]), float(xb[2]), float(c0), fb, int(es.result.evaluations), stable)
+
+
+def scenario_foot_stiffness(s) -> float:
+    """Secant stiffness [N/m] of the scenario's simulated foot (``sim_plant.foot``) at foot flat under one body
+    weight of ``numerical.vpp``."""
+    from .prosthetic_foot import ProstheticFoot
+    vp = s.numerical.vpp
+    return ProstheticFoot(s.sim_plant.foot).secant_stiffness(vp.m_vpp_kg * vp.g_m_per_s2)
+
+
+def scenario_model(s) -> vpp.VppParams:
+    """The modified (amputee) model of a gait scenario for the initial-condition optimisation: its
+    ``numerical.vpp`` with the foot spring ``k_f`` = :func:`scenario_foot_stiffness` (module doc)."""
+    return dataclasses.replace(s.numerical.vpp, k_f_n_per_m=scenario_foot_stiffness(s))
+
+
+def scenario_ic(s) -> dict:
+    """The initial conditions a gait scenario starts from (``numerical.gait.initial_conditions``)."""
+    vp = s.numerical.vpp
+    if s.numerical.gait.initial_conditions == "thesis_a7":
+        return dict(vpp.THESIS_IC_A7)
+    return {"y0_m": vp.amp_y0_m, "xd0_m_per_s": vp.amp_xd0_m_per_s, "phi0_rad": vp.phi0_rad,
+            "phid0_rad_per_s": vp.amp_phid0_rad_per_s}
 
 
 def with_ic(p: vpp.VppParams, res: OptResult, amputee: bool = False) -> vpp.VppParams:
@@ -144,23 +185,40 @@ def with_ic(p: vpp.VppParams, res: OptResult, amputee: bool = False) -> vpp.VppP
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m rths_ros.core.vpp_ic [--amputee] [--evals N]``: run the optimisation, print the result."""
+    """``python -m rths_ros.core.vpp_ic [--amputee | --scenario NAME] [--fix-y0 Y] [--strides N] [--evals N]``:
+    run the optimisation and print the result (with ``--scenario`` as the scenario keys to store)."""
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--amputee", action="store_true", help="modified model with simulated foot and CoP shift")
-    ap.add_argument("--no-cop-shift", action="store_true", help="modified model without the CoP shift")
+    ap.add_argument("--amputee", action="store_true", help="modified model, uniform leg split, CoP shift")
+    ap.add_argument("--no-cop-shift", action="store_true", help="with --amputee: without the CoP shift")
+    ap.add_argument("--scenario", help="modified model of this gait scenario (its stump, the secant of its foot)")
+    ap.add_argument("--fix-y0", type=float, help="keep the start height y_0 [m] at this value")
     ap.add_argument("--evals", type=int, default=1500)
     ap.add_argument("--strides", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
+    amputee = bool(a.amputee or a.scenario)
     p = vpp.VppParams()
-    if a.amputee:
+    if a.scenario:
+        from . import scenario as scn
+        s = scn.load(a.scenario)
+        p = scenario_model(s)
+        print(f"{s.name}: k_u {p.k_u_n_per_m:g} N/m, d_u {p.d_u_kg_per_s:g} kg/s, m_IFP {p.m_ifp_kg:g} kg, "
+              f"foot spring {p.k_f_n_per_m:.0f} N/m (secant at 1 BW), CoP shift {p.cop_shift}")
+        c_now = periodicity_cost(p, *(scenario_ic(s)[k] for k in ("xd0_m_per_s", "y0_m", "phid0_rad_per_s")),
+                                 amputee=True, n_strides=a.strides)
+        print(f"cost of the scenario's current initial conditions: {c_now:.6g}")
+    elif a.amputee:
         p = dataclasses.replace(vpp.uniform_leg_split(p), cop_shift=not a.no_cop_shift)
-    res = optimise_ic(p, a.amputee, max_evals=a.evals, n_strides=a.strides, seed=a.seed)
+    res = optimise_ic(p, amputee, max_evals=a.evals, n_strides=a.strides, seed=a.seed, fix_y0=a.fix_y0)
     print(f"start cost {res.cost_start:.6g}  best cost {res.cost_best:.6g}  evaluations {res.evaluations}")
     print(f"xd0_m_per_s={res.xd0_m_per_s!r} y0_m={res.y0_m!r} phid0_rad_per_s={res.phid0_rad_per_s!r}")
     print(f"stability: {res.stable}")
+    if a.scenario:
+        print("scenario keys:\n  numerical.gait.initial_conditions: model")
+        print(f"  numerical.vpp.amp_y0_m: {res.y0_m!r}\n  numerical.vpp.amp_xd0_m_per_s: {res.xd0_m_per_s!r}\n"
+              f"  numerical.vpp.amp_phid0_rad_per_s: {res.phid0_rad_per_s!r}")
     return 0
 
 

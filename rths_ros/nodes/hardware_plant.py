@@ -6,9 +6,18 @@ k, takes /rths/leg_command (LegCommand, step k+1).
 
 * ``configure``: create the platform-link client and the Net F/T client (scenario section ``hardware``;
   with ``hardware.emulate`` first start the emulators, :class:`~rths_ros.drivers.hardware.EmulatedRig`),
-  RESET the controller, start the RDT stream.
+  start the RDT stream, RESET the controller (and ramp to the start pose, below).
 * ``activate`` / ``deactivate``: serve / stop serving; ``deactivate`` also stops the RDT stream.
 * Every trial starts with a RESET of the controller (legs at the initial state, controller step 0).
+* Start pose: a trial starts from the scenario's start pose -- home, or for the gait test the inverse kinematics
+  of the model's initial command (:func:`rths_ros.core.fastpath.gait_start_lengths`), the pose the simulated plant
+  starts in.  After a RESET that leaves the legs elsewhere (a rig's controller holds its home pose) the node
+  ramps them there over the link with the cosine profile of the safe-pose ramp (fastest leg at most
+  ``safety.ramp_speed_m_per_s``, then ``safety.hold_s`` of holding so the legs settle): in ``configure``, so
+  the rig stands at the start pose before the node announces READY, and at the begin of every later trial.
+  The first trial then starts without another RESET (the controller has held the start pose since).  With the
+  emulators the emulated controller's RESET also leaves the legs at home, like a rig's, so the ramp runs there
+  too.
 * Lockstep: ``link.step(j, length, feedforward_velocity)`` applies the command of controller step ``j``
   and returns the STATE of ``j + 1`` (retransmitted after ``reply_timeout_s``, ``retries`` times); the wrench
   is the first sensor record sampled after that state (see docs/hardware.md).  Realtime: the controller
@@ -44,6 +53,27 @@ from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E40
 
 LINK_FAULTS = (PlatformLinkError, SensorError, OSError)
 
+#: legs farther than this from the start pose after a RESET are ramped there (a few resolver steps)
+START_POSE_TOLERANCE_M = 1e-5
+
+
+def trial_start_lengths(scenario) -> np.ndarray:
+    """Leg lengths a trial starts from: the gait test's start pose, otherwise the home pose."""
+    from ..core import fastpath
+    from ..core.stewart import StewartKinematics
+    if fastpath.is_gait(scenario):
+        return np.array(fastpath.gait_start_lengths(scenario), dtype=float)
+    return np.array(StewartKinematics(scenario.platform.geometry).home_lengths, dtype=float)
+
+
+def start_ramp(b_now, b_start, safety, dt_s: float):
+    """The ramp from the lengths ``b_now`` after a RESET to the start pose ``b_start`` (the safe-pose ramp's cosine
+    profile and speed limit, then ``safety.hold_s``), or None when the legs are already there."""
+    b_now = np.asarray(b_now, dtype=float)
+    if float(np.max(np.abs(np.asarray(b_start, dtype=float) - b_now))) <= START_POSE_TOLERANCE_M:
+        return None
+    return SafePoseRamp(b_now, b_start, safety.ramp_speed_m_per_s, dt_s, safety.hold_s)
+
 
 class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
     role = "hardware_plant"
@@ -70,8 +100,11 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         from ..core.stewart import StewartKinematics
         self.kin = StewartKinematics(scenario.platform.geometry)
         self.home = np.array(self.kin.home_lengths, dtype=float)
-        self.hold_length = self.home.copy()
+        self.start = trial_start_lengths(scenario)
+        self.hold_length = self.start.copy()
         self.hold_ff = np.zeros(6)
+        self.start_ramps: list[dict] = []   # the ramps to the start pose (configure, trial begins)
+        self._at_start_pose = False         # configure ramped to the start pose; the controller holds it since
         self.state_pub = self.control_publisher(LegState, "/rths/leg_state")
         self.wrench_pub = self.control_publisher(RawWrench, "/rths/raw_wrench")
         self.control_subscription(LegCommand, "/rths/leg_command", self.on_input)
@@ -88,13 +121,14 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
             if self.hw.emulate:
                 from ..drivers.hardware import EmulatedRig
                 self.rig = EmulatedRig(self.scenario)
+                self._emulated_reset_at_home()
                 link_p, netft_p = self.rig.link_params, self.rig.netft_params
             else:
                 link_p, netft_p = self.hw.platform_link, self.hw.netft
             self.link = PlatformLinkClient(link_p)
             self.netft = NetFtClient(netft_p)
-            self._reset_link(0)
             self.netft.start()
+            self._at_start_pose = self._prepare_trial(0)
             self._read_wrench(sync=self.mode == "lockstep", first=True)
         except LINK_FAULTS as exc:
             self._fault(exc, 0)
@@ -162,6 +196,64 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         self.link_k = 0
         self._last_tx = time.monotonic()
         self._hb_outstanding = False
+
+    def _emulated_reset_at_home(self) -> None:
+        """With the emulators: the emulated controller's RESET leaves the legs at home, like a rig's controller
+        (the scenario's twin would start a gait trial at the start pose already)."""
+        em = self.rig.platform
+        if np.array_equal(em.plant.start_lengths, self.home):
+            return
+        from ..core.interface import InterfaceMap
+        from ..core.sim_plant import SimPlant
+        from ..drivers.platform_emulator import make_injectable
+        s = self.scenario
+        gait = s.platform.gait.interface if s.sim_plant.specimen_kind == "prosthetic_foot" else None
+        twin = SimPlant(s.sim_plant, self.kin, InterfaceMap(s.platform.interface, self.kin), s.loop.dt_s,
+                        gait_interface=gait)
+        with em._lock:
+            em.plant = make_injectable(twin, em.seed)
+            em.latest = em.plant.measure()
+
+    def _prepare_trial(self, trial: int) -> bool:
+        """RESET the controller and ramp the legs to the start pose if they are not there (module doc).  Returns
+        True if a ramp ran.  Holds the step lock: the heartbeat timer stays off the link meanwhile."""
+        with self._step_lock:
+            self._reset_link(trial)
+            ramp = start_ramp(self.state.length, self.start, self.scenario.safety, self.dt)
+            if ramp is None:
+                return False
+            t0 = time.monotonic()
+            next_t = t0
+            b0 = np.array(self.state.length, dtype=float)
+            v_peak = 0.0
+            f_peak = 0.0
+            for j in range(1, ramp.total_steps + 1):
+                if self.mode == "realtime":      # the controller steps on its own clock: one command per step
+                    next_t += self.dt
+                    delay = next_t - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                length, velocity = ramp.command(j)
+                v_peak = max(v_peak, float(np.max(np.abs(velocity))))
+                self._apply(length, velocity)
+                try:                              # the newest record, never wait: for the record only
+                    self._read_wrench(sync=False)
+                    f_peak = max(f_peak, float(np.linalg.norm(self.wrench[:3])))
+                except SensorError:
+                    pass
+            b1 = np.array(self.state.length, dtype=float)
+            info = {"trial": int(trial), "ramp_steps": ramp.ramp_steps, "hold_steps": ramp.hold_steps,
+                    "ramp_s": ramp.duration_s, "wall_s": time.monotonic() - t0,
+                    "max_leg_travel_m": float(np.max(np.abs(ramp.delta))),
+                    "peak_command_speed_m_per_s": v_peak, "max_sensor_force_n": f_peak,
+                    "start_error_before_m": float(np.max(np.abs(b0 - self.start))),
+                    "start_error_after_m": float(np.max(np.abs(b1 - self.start))),
+                    "controller_step": int(self.link_k)}
+            self.start_ramps.append(info)
+            self.get_logger().info(f"hardware_plant: legs ramped to the start pose in {ramp.ramp_steps} steps "
+                                   f"(travel {1e3 * info['max_leg_travel_m']:.1f} mm), held {ramp.hold_steps} "
+                                   f"steps; off by {1e6 * info['start_error_after_m']:.1f} um")
+            return True
 
     def _read_wrench(self, sync: bool, first: bool = False) -> None:
         """The newest sensor record; lockstep (``sync``): one sampled after the present leg state."""
@@ -237,12 +329,14 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         super().on_input(inp)
 
     def reset_trial(self, trial: int) -> None:
-        self.hold_length[:] = self.home
+        self.hold_length[:] = self.start       # held until the first command arrives (realtime)
         self.hold_ff[:] = 0.0
         if self.fault:
             return
         try:
-            self._reset_link(trial)
+            if not (trial == 0 and self._at_start_pose):
+                self._prepare_trial(trial)
+            self._at_start_pose = False
             self._read_wrench(sync=self.mode == "lockstep")
         except LINK_FAULTS as exc:
             self._fault(exc, self.trial_start)
@@ -314,7 +408,8 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
     # end -------------------------------------------------------------------------------------
     def timing_summary(self) -> dict:
         s = super().timing_summary()
-        hw = {"emulated": self.rig is not None, "fault": self.fault, "stale_wrench_steps": self.stale_wrench}
+        hw = {"emulated": self.rig is not None, "fault": self.fault, "stale_wrench_steps": self.stale_wrench,
+              "start_ramps": list(self.start_ramps)}
         if self.link is not None:
             ls = self.link.statistics()
             hw["link"] = {"received": ls.packets.received, "lost": ls.packets.lost,
