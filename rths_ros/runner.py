@@ -200,6 +200,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         interactive = sys.stdout.isatty()
         sup = next((name for name, group in process_groups(nodes, composed) if "supervisor" in group), None)
         sup_ended = None
+        # after STOP a node flushes each of its publishers (up to safety.watchdog_s each) and tears down
+        # (up to 5 s): a node still running well past that is stuck
+        stuck_s = drain_s + 4.0 * sp.watchdog_s + 10.0
         while True:
             if interrupted["sig"] is not None:
                 result.code = 130 if interrupted["sig"] == signal.SIGINT else 143
@@ -227,11 +230,11 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 # the supervisor ended the run (STOP sent, every node had time to see it): a node still
                 # running after the drain time missed the end or hangs in its teardown
                 sup_ended = sup_ended or now
-                if now - sup_ended > drain_s:
+                if now - sup_ended > stuck_s:
                     stuck = [n for n, c in codes.items() if c is None]
                     result.code = 1
                     result.failed_node = stuck[0]
-                    result.message = (f"node {stuck[0]} did not end within {drain_s:g} s after the supervisor "
+                    result.message = (f"node {stuck[0]} did not end within {stuck_s:g} s after the supervisor "
                                       f"ended the run; stopped it (log: {logs[stuck[0]]})\n{_tail(logs[stuck[0]])}")
                     break
             if now - t0 > limit:
