@@ -10,7 +10,8 @@
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths params [--markdown]                         every scenario parameter with type, unit, range
-    rths identify SCENARIO [--twin | --link [HOST:PORT]] [--out legs.yaml] [--band-s S]
+    rths identify SCENARIO [--twin | --link [HOST:PORT]] [--out legs.yaml] [--band-s S] [--spacing-hz HZ]
+                  [--f-max-hz HZ] [--fit-delay]
                                                      closed-loop leg identification (Table 4.1 models)
     rths list                                        the scenarios under config/scenarios/
     rths qualify SCENARIO [--set ...] [--out DIR]    stepped sine / PSD / process models of the transfer system
@@ -269,19 +270,34 @@ def cmd_identify(a) -> int:
     """Closed-loop identification of the leg models (seed 000 §4.3.1) on the twin or over the platform link."""
     from dataclasses import replace
 
-    from .core.sysid import LinkRig, SysIdParams, TwinNoiseParams, TwinRig, identify
+    import re
+
+    from .core.sysid import LinkRig, TwinNoiseParams, TwinRig, identify, sysid_params
     s = scn.load(a.scenario, a.set)
     sp = s.sim_plant
-    params = SysIdParams()
     changes = {}
     if a.band_s is not None:
         changes["band_duration_s"] = a.band_s
+    if a.spacing_hz is not None:
+        changes["spacing_hz"] = a.spacing_hz
+    if a.f_max_hz is not None:
+        changes["f_max_hz"] = a.f_max_hz
+    if a.fit_delay:
+        changes["fit_delay"] = True
     if a.legs:
-        changes["legs"] = tuple(int(v) for v in a.legs.split(",") if v)
+        try:
+            changes["legs"] = tuple(int(v) for v in a.legs.split(",") if v.strip())
+        except ValueError:
+            raise ParameterError(f"--legs: {a.legs!r} is not allowed; expected leg numbers 1..6, e.g. 1,2,3") from None
     if changes.get("legs") and not all(1 <= v <= 6 for v in changes["legs"]):
         raise ParameterError(f"--legs: {a.legs!r} is not allowed; expected leg numbers 1..6")
-    params = replace(params, **changes)
-    params.validate(s.loop.dt_s)       # whole periods per band, below Nyquist, ...
+    options = {"spacing_hz": "--spacing-hz", "f_max_hz": "--f-max-hz", "band_duration_s": "--band-s",
+               "legs": "--legs", "fit_delay": "--fit-delay"}
+    try:                               # ranges, whole periods per band, below Nyquist, lines per band, ...
+        params = sysid_params(s.loop.dt_s, **changes)
+    except ParameterError as exc:      # name the options, not the fields behind them
+        msg = re.sub(r"(?<![\w-])(" + "|".join(options) + r")(?!\w)", lambda m: options[m.group(1)], str(exc))
+        raise ParameterError(msg) from None
     closers = []
     if a.link is None:
         rig = TwinRig(sp.legs, sp.cascade, TwinNoiseParams(quantisation_m=sp.quantisation_m), s.loop.dt_s, sp.substeps)
@@ -331,13 +347,14 @@ def cmd_identify(a) -> int:
             c.close()
     print(f"{'':3}  {'k_i w_c,i [m/(A s^2)]':^30}   {'w_c,i [rad/s]':^30}")
     print(f"{'leg':>3}  {'identified':>10} {'scenario':>9} {'error':>9}   {'identified':>10} {'scenario':>9} "
-          f"{'error':>9}  {'lines':>5} {'min coh.':>8}")
+          f"{'error':>9}  {'lines':>5} {'min coh.':>8}" + (f" {'delay [ms]':>10}" if params.fit_delay else ""))
     for fit in res.fits:
         i = fit.leg - 1
         num0, wc0 = sp.legs.gain_num[i], sp.legs.omega_c_rad_per_s[i]
         print(f"{fit.leg:>3}  {fit.gain_num:10.2f} {num0:9.2f} {100 * (fit.gain_num / num0 - 1):+7.2f} %   "
               f"{fit.omega_c_rad_per_s:10.3f} {wc0:9.3f} {100 * (fit.omega_c_rad_per_s / wc0 - 1):+7.2f} %  "
-              f"{fit.n_lines:5d} {fit.min_coherence:8.3f}")
+              f"{fit.n_lines:5d} {fit.min_coherence:8.3f}" + (f" {fit.delay_s * 1e3:10.3f}" if params.fit_delay
+                                                               else ""))
     out = Path(a.out)
     if out.parent != Path("."):
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -491,6 +508,15 @@ def build_parser() -> argparse.ArgumentParser:
     idf.add_argument("--band-s", type=float, default=None, metavar="SECONDS",
                      help="excitation time per band (default 200 s, the thesis's)")
     idf.add_argument("--legs", default="", metavar="1,2,...", help="legs to identify (default all six)")
+    idf.add_argument("--spacing-hz", type=float, default=None, metavar="HZ",
+                     help="multisine line spacing = 1 / period (default 0.5 Hz, the thesis's); 1/(spacing dt) must be "
+                          "a whole number of samples")
+    idf.add_argument("--f-max-hz", type=float, default=None, metavar="HZ",
+                     help="highest excited line (default 100 Hz, the thesis's); a whole multiple of the spacing, "
+                          "below the Nyquist frequency, at least one line per band (10 bands)")
+    idf.add_argument("--fit-delay", action="store_true",
+                     help="also fit a pure delay e^(-s tau) per leg (printed and written as a comment; the twin "
+                          "models none)")
     idf.set_defaults(func=cmd_identify)
     fa = sub.add_parser("face", help="FACE fidelity sweep: run the points, fit q = h(e), extrapolate to e = 0")
     fa.add_argument("sweep", nargs="?", help="sweep YAML (e.g. config/sweeps/contact_1d_tau_add.yaml); with "

@@ -11,7 +11,8 @@ from rths_ros.core.scenario import from_data
 from rths_ros.core.sim_plant import SimPlant, SimPlantParams
 from rths_ros.core.stewart import StewartGeometryParams, StewartKinematics
 from rths_ros.core.sysid import (InjectableLegCascade, LinkRig, SysIdParams, TwinNoiseParams, TwinRig,
-                                 estimate_frf, identify, load_plant_config, segmented_multisine)
+                                 estimate_frf, fit_leg_model, identify, load_plant_config, segmented_multisine,
+                                 sysid_params)
 
 # Table 4.1 of seed 000: k_i w_c,i [m/(A s^2)] and w_c,i [rad/s]
 TABLE_4_1_NUM = (1011.0, 1053.1, 1123.5, 780.9, 988.1, 1070.9)
@@ -166,3 +167,71 @@ def test_identification_over_the_platform_link_equals_the_in_process_rig():
     f = res_link.fits[0]
     assert f.gain_num == pytest.approx(TABLE_4_1_NUM[1], rel=0.05)
     assert f.omega_c_rad_per_s == pytest.approx(TABLE_4_1_WC[1], rel=0.05)
+
+
+def test_delay_fit_recovers_a_known_delay_from_an_frf():
+    """P(jw) e^{-jw tau} with tau = 1.7 ms and 1 % complex noise on every line: the fit with the delay recovers
+    tau and the leg model; the fit without it cannot explain the phase."""
+    rng = np.random.default_rng(3)
+    f = np.arange(1, 201) * 0.5
+    tau = 1.7e-3
+    frf = p_true(4, f) * np.exp(-2j * np.pi * f * tau) * (1.0 + 0.01 * (rng.standard_normal(f.size)
+                                                                        + 1j * rng.standard_normal(f.size)))
+    fit = fit_leg_model(f, frf, fit_delay=True, leg=5)
+    assert fit.delay_s == pytest.approx(tau, rel=0.02)
+    assert fit.gain_num == pytest.approx(TABLE_4_1_NUM[4], rel=0.01)
+    assert fit.omega_c_rad_per_s == pytest.approx(TABLE_4_1_WC[4], rel=0.01)
+    assert fit.rms_log_error < 0.03                           # the noise, nothing more
+    plain = fit_leg_model(f, frf, fit_delay=False, leg=5)
+    assert plain.delay_s == 0.0 and plain.rms_log_error > 5 * fit.rms_log_error
+    # the model's FRF reproduces the data
+    assert np.median(np.abs(fit.frf(f) / frf - 1.0)) < 0.02
+
+
+class _DelayedRig:
+    """A rig whose length measurement arrives ``n`` steps late (a transport delay of n dt)."""
+
+    def __init__(self, rig, n: int):
+        self.rig, self.n, self.dt_s = rig, n, rig.dt_s
+        self.current_lead_s = rig.current_lead_s
+
+    def reset(self) -> None:
+        self.rig.reset()
+
+    def run(self, leg, injection):
+        cur, length = self.rig.run(leg, injection)
+        late = np.concatenate([np.full(self.n, length[0]), length[:-self.n]])
+        return cur, late
+
+
+def test_identification_with_the_delay_fit_recovers_a_known_transport_delay():
+    rig = TwinRig(noise=TwinNoiseParams(quantisation_m=0.0, current_noise_std_a=0.0, disturbance_std_a=0.0))
+    n_late = 3
+    p = sysid_params(rig.dt_s, band_duration_s=4.0, legs=[2], fit_delay=True)
+    res = identify(_DelayedRig(rig, n_late), p)
+    fit = res.fits[0]
+    assert fit.delay_s == pytest.approx(n_late * rig.dt_s, abs=0.05e-3)
+    assert fit.gain_num == pytest.approx(TABLE_4_1_NUM[1], rel=0.02)
+    assert fit.omega_c_rad_per_s == pytest.approx(TABLE_4_1_WC[1], rel=0.02)
+    # the same data fitted without the delay: the leg model absorbs it and is wrong
+    plain = identify(_DelayedRig(rig, n_late), sysid_params(rig.dt_s, base=p, fit_delay=False)).fits[0]
+    assert abs(plain.omega_c_rad_per_s / TABLE_4_1_WC[1] - 1.0) > 0.05
+    assert "delay" in res.to_yaml() and f"{fit.delay_s * 1e3:8.4f}" in res.to_yaml()
+
+
+def test_sysid_params_are_checked_and_the_errors_name_the_value():
+    assert sysid_params(1e-3) == SysIdParams()
+    p = sysid_params(1e-3, spacing_hz=0.25, f_max_hz=20.0, fit_delay=True)
+    assert (p.spacing_hz, p.f_max_hz, p.fit_delay) == (0.25, 20.0, True)
+    assert len(np.concatenate([b.freq_hz for b in segmented_multisine(p, 1e-3)])) == 80
+    for kw, what in [({"spacing_hz": 0.3}, "spacing_hz: 0.3 is not allowed; 1/(spacing_hz dt) must be a whole"),
+                     ({"spacing_hz": float("nan")}, "spacing_hz: nan is not finite"),
+                     ({"spacing_hz": 0.0}, "spacing_hz: 0.0 is out of range"),
+                     ({"f_max_hz": 600.0}, "f_max_hz: 600.0 is not below the Nyquist frequency 500 Hz"),
+                     ({"f_max_hz": 10.3}, "f_max_hz: 10.3 is not a whole multiple of spacing_hz = 0.5 Hz"),
+                     ({"f_max_hz": 2.0}, "n_bands: 10 exceeds the 4 lines up to f_max_hz"),
+                     ({"fit_delay": "yes"}, "fit_delay: 'yes' is not allowed"),
+                     ({"no_such": 1}, "no_such: unknown key")]:
+        with pytest.raises(ParameterError) as exc:
+            sysid_params(1e-3, **kw)
+        assert str(exc.value).startswith(what), (kw, str(exc.value))

@@ -1,4 +1,5 @@
-"""Fault injection: a NaN in the sensor wrench aborts the run cleanly, in the graph and in the virtual run."""
+"""Fault injection: a NaN in the sensor wrench aborts the run cleanly, in the graph and in the virtual run, and
+the platform is ramped to the safe pose within the stated bound (``runner.safe_ramp_bound_s``)."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ import numpy as np
 from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.core import scenario as scn
 from rths_ros.core.vrths import run_virtual
+from test_safety import _assert_safe
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,6 +27,8 @@ def test_nan_wrench_aborts_with_the_reason_and_keeps_the_bag(tmp_path):
     rec, s, _ = record_from_bag(out / "bag")              # the bag is closed and readable
     assert rec["aborted"] and "non-finite wrench" in rec["abort_reason"]
     assert rec["k"][-1] == 1499                             # everything up to the fault is kept
+    # SAFE after the ABORT, the ramp within its bound, the last recorded leg lengths on the safe pose
+    _assert_safe(s, out, 1500)
     m = json.loads((out / "metrics.json").read_text())      # and analysed
     assert m["aborted"] is True and m["stable"] is False
     v = run_virtual(s)

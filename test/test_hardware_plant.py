@@ -129,8 +129,10 @@ def test_abort_elsewhere_ramps_the_rig_to_its_safe_pose_over_the_link(tmp_path):
     k_last = max(states)
     assert k_last == k_abort + t["safe_pose"]["ramp_steps"] + t["safe_pose"]["hold_steps"]
     b_safe = safe_pose_lengths(StewartKinematics(s.platform.geometry), s.safety.safe_retract_m)
-    # the legs were millimetres from the safe pose (5 mm above home) at the abort and close to it at the end,
-    # moved by the controller behind the link (the cascade still settles: within 0.3 mm after the 0.1 s hold)
+    assert t["safe_pose"]["hold_steps"] == round(s.safety.hold_s / s.loop.dt_s)
+    # the legs were millimetres from the safe pose (home retracted by safety.safe_retract_m, away from the plate)
+    # at the abort and on it at the end, moved by the controller behind the link (the cascade settles during the
+    # hold of safety.hold_s)
     assert np.max(np.abs(states[k_abort] - b_safe)) > 3e-3
     assert np.max(np.abs(states[k_last] - b_safe)) < 3e-4
 
@@ -153,3 +155,33 @@ def test_identify_cli_recovers_table_4_1(tmp_path):
     assert len(rows) == 6
     assert float(rows[1][1]) == pytest.approx(legs.gain_num[1], abs=0.01)
     assert float(rows[1][2]) == pytest.approx(TABLE_4_1_NUM[1])
+
+
+def test_identify_cli_takes_the_line_spacing_the_top_frequency_and_a_delay_fit(tmp_path, capsys):
+    from rths_ros.cli import main
+    out = tmp_path / "leg2.yaml"
+    code = main(["identify", "contact_1d", "--twin", "--legs", "2", "--spacing-hz", "1", "--f-max-hz", "40",
+                 "--band-s", "3", "--fit-delay", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "10 bands up to 40 Hz, spacing 1 Hz" in text
+    bands = [line for line in text.splitlines() if " band " in line]
+    assert len(bands) == 10 and "[ 37.0,  40.0] Hz" in bands[-1]      # 4 lines per band, the last ends at 40 Hz
+    header = next(line for line in text.splitlines() if line.split()[:2] == ["leg", "identified"])
+    assert "delay [ms]" in header
+    row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["2"])
+    assert abs(float(row[-1])) < 0.5               # the twin has no transport delay: the fit finds next to none
+    assert "spacing 1 Hz" in out.read_text() and load_plant_config(out).gain_num[1] == pytest.approx(
+        TABLE_4_1_NUM[1], rel=0.05)
+    # invalid values are refused before anything runs, naming the option and the rule
+    for args, what in [(["--spacing-hz", "0.3"], "--spacing-hz: 0.3 is not allowed; 1/(--spacing-hz dt) must be a "
+                                                 "whole number of samples"),
+                       (["--spacing-hz", "0"], "--spacing-hz: 0.0 is out of range"),
+                       (["--f-max-hz", "nan"], "--f-max-hz: nan is not finite"),
+                       (["--f-max-hz", "600"], "--f-max-hz: 600.0 is not below the Nyquist frequency"),
+                       (["--f-max-hz", "10.3"], "--f-max-hz: 10.3 is not a whole multiple of --spacing-hz = 0.5 Hz"),
+                       (["--f-max-hz", "2"], "10 exceeds the 4 lines up to --f-max-hz")]:
+        assert main(["identify", "contact_1d", "--twin", *args, "--out", str(tmp_path / "x.yaml")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("rths identify: error: ") and what in err, (args, err)
+    assert not (tmp_path / "x.yaml").exists()

@@ -20,7 +20,9 @@ from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.bag import read_bag
 from rths_ros.core import scenario as scn
 from rths_ros.core.params import ParameterError
-from rths_ros.core.safety import SafePoseRamp, safe_pose_lengths, wrench_out_of_range
+from rths_ros.core.platform import LimitViolation
+from rths_ros.core.safety import (ProcessWatch, SafePoseRamp, leg_command_out_of_range, safe_pose_lengths,
+                                  wrench_out_of_range)
 from rths_ros.core.stewart import StewartKinematics
 from rths_ros.runner import DomainLease, node_pids, run_scenario, safe_ramp_bound_s
 
@@ -73,6 +75,89 @@ def test_safety_parameters_are_validated():
     assert safe_ramp_bound_s(s) < 3.0
 
 
+def _commander(s=None):
+    from rths_ros.core import fastpath
+    s = s or scn.load("contact_1d")
+    _, commander = fastpath.build_platform(s)
+    commander.reset()
+    return s, commander
+
+
+def test_velocity_feedforward_alone_cannot_exceed_the_leg_speed_limit():
+    s, c = _commander()
+    vmax = s.platform.geometry.leg_velocity_max_m_per_s
+    cmd = c.command(np.array([1e-3]), np.array([0.01])).copy()
+    c.check_command(cmd)                                     # a command near home: within every limit
+    # a velocity-level learner adds to the feedforward only: length and desired rate stay admissible
+    cmd.feedforward_velocity[2] += 1.2 * vmax
+    c.check(cmd.length, cmd.velocity)                        # the desired rate alone passes ...
+    with pytest.raises(LimitViolation) as exc:               # ... the command as sent does not
+        c.check_command(cmd)
+    assert exc.value.leg == 3 and exc.value.quantity == "feedforward velocity"
+    assert exc.value.value == pytest.approx(cmd.feedforward_velocity[2]) and exc.value.limit == vmax
+    assert "leg 3: commanded velocity feedforward" in str(exc.value) and "leg speed limit" in str(exc.value)
+    # velocity feedforward of the commander itself (vff) is the desired rate: checked with it
+    s2, c2 = _commander(scn.load("contact_1d", ["platform.commander.vff=true"]))
+    with pytest.raises(LimitViolation, match="exceeds the leg speed limit"):
+        c2.command(np.array([0.0]), np.array([10.0 * vmax]))
+
+
+def test_the_plant_boundary_check_names_the_leg_the_quantity_and_the_limit():
+    s = scn.load("contact_1d")
+    g = s.platform.geometry
+    home = StewartKinematics(g).home_lengths
+    lo, hi, vmax = g.leg_length_min_m, g.leg_length_max_m, g.leg_velocity_max_m_per_s
+    assert leg_command_out_of_range(home, np.zeros(6), lo, hi, vmax, 5) is None
+    assert leg_command_out_of_range(np.full(6, hi), np.full(6, -vmax), lo, hi, vmax, 5) is None   # limits included
+    b = home.copy()
+    b[3] = hi + 1e-6
+    r = leg_command_out_of_range(b, np.zeros(6), lo, hi, vmax, 12)
+    assert r.startswith("leg 4: commanded length") and "above the maximum" in r and "at step 12" in r, r
+    assert "platform.geometry.leg_length_min_m" in r
+    b = home.copy()
+    b[0] = lo - 1e-3
+    assert "leg 1: commanded length" in leg_command_out_of_range(b, np.zeros(6), lo, hi, vmax, 1)
+    assert "below the minimum" in leg_command_out_of_range(b, np.zeros(6), lo, hi, vmax, 1)
+    ff = np.zeros(6)
+    ff[5] = -1.01 * vmax
+    r = leg_command_out_of_range(home, ff, lo, hi, vmax, 3)
+    assert r.startswith("leg 6: commanded velocity feedforward") and "platform.geometry.leg_velocity_max_m_per_s" in r
+    b = home.copy()
+    b[1] = float("nan")
+    assert "leg 2" in leg_command_out_of_range(b, np.zeros(6), lo, hi, vmax, 3)
+
+
+def test_process_watch_reports_an_ended_node_process_that_no_watchdog_covers(tmp_path):
+    import subprocess
+    import sys
+    marker = str(tmp_path / "run")
+    sleeper = "import time; time.sleep(60)"
+
+    def start(module: str, *extra: str):
+        return subprocess.Popen([sys.executable, "-c", sleeper, "-m", module, *extra, "--out", marker])
+
+    rec = start("rths_ros.nodes.recorder")
+    sup = start("rths_ros.nodes.supervisor")
+    num = start("rths_ros.nodes.numerical_substructure")                       # covered by the watchdogs
+    comp = start("rths_ros.nodes.composed", "--nodes", "sim_plant,stewart_platform,supervisor")
+    other = subprocess.Popen([sys.executable, "-c", sleeper, "-m", "rths_ros.nodes.recorder",
+                              "--out", marker + "2"])                            # another run
+    try:
+        w = ProcessWatch(marker, {"sim_plant", "stewart_platform", "numerical_substructure", "ft_sensor"})
+        found = w.discover()
+        assert found == {rec.pid: ("recorder",), sup.pid: ("supervisor",)}, found
+        assert w.first_ended() is None
+        rec.kill()
+        time.sleep(0.2)                                      # not collected yet: a zombie counts as ended
+        assert w.first_ended() == (rec.pid, ("recorder",))
+        rec.wait()
+        assert w.first_ended() == (rec.pid, ("recorder",))
+    finally:
+        for p in (rec, sup, num, comp, other):
+            p.kill()
+            p.wait()
+
+
 # ------------------------------------------------------------------------------------------------
 # the graph: each fault ends in the safe pose
 
@@ -89,9 +174,11 @@ def _events(out: Path) -> list[dict]:
     return json.loads((out / "events.json").read_text())
 
 
-def _assert_safe(s, out: Path, abort_step: int | None = None) -> dict:
-    """SAFE follows ABORT, the plant's last recorded leg lengths are the safe pose, and the number of
-    steps from the abort to the safe pose is the ramp's.  Returns the plant's safe-pose record."""
+def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = True) -> dict:
+    """SAFE follows ABORT, the SAFE event comes exactly the ramp's and the hold's steps after the abort, and
+    the ramp is within the stated bound (``safe_ramp_bound_s``).  With ``recorded`` (the recorder ran to the
+    end) also the plant's last recorded leg lengths are the safe pose and the recording ends with the hold.
+    Returns the plant's safe-pose record."""
     ev = _events(out)
     kinds = [e["type"] for e in ev]
     assert "ABORT" in kinds and "SAFE" in kinds, kinds
@@ -99,6 +186,13 @@ def _assert_safe(s, out: Path, abort_step: int | None = None) -> dict:
     info = json.loads((out / "timing" / "sim_plant.json").read_text())["safe_pose"]
     if abort_step is not None:
         assert abs(info["abort_step"] - abort_step) <= 2, (info, abort_step)
+    safe = ev[kinds.index("SAFE")]
+    assert safe["source"] == "sim_plant"
+    assert safe["step"] == info["abort_step"] + info["ramp_steps"] + info["hold_steps"], (safe, info)
+    assert info["ramp_steps"] * s.loop.dt_s <= safe_ramp_bound_s(s)
+    assert info["hold_steps"] == round(s.safety.hold_s / s.loop.dt_s)
+    if not recorded:
+        return info
     states = read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]
     steps = [int(m.step) for _, m in states]
     last = np.asarray(states[-1][1].length)
@@ -130,6 +224,60 @@ def test_leg_command_beyond_the_stroke_is_never_sent(tmp_path):
     assert max(int(m.step) for _, m in cmds) < 1200            # the bad command was not published
     if hi is not None:
         assert max(max(m.length) for _, m in cmds) <= hi
+
+
+def _first_step_beyond(v: dict, rows_bad: np.ndarray) -> int:
+    idx = np.nonzero(rows_bad)[0]
+    assert idx.size, "the fault never occurs in the virtual run"
+    return int(v["k"][idx[0]])
+
+
+def test_velocity_feedforward_of_a_learner_beyond_the_speed_limit_is_never_executed(tmp_path):
+    """ILC at velocity level adds its output to the velocity feedforward only; with a learning gain 100 x the
+    default the second trial's feedforward exceeds the leg speed limit while the desired rate and the length stay
+    admissible.  The plant refuses that command: the run aborts at exactly the step where the virtual run's
+    feedforward first exceeds the limit, and no leg ever moved faster than the limit."""
+    ov = ["ilc.enabled=true", "ilc.injection=velocity", "loop.trials=2", "ilc.beta_per_s=1000", "ilc.gamma=0"]
+    s = scn.load("contact_1d", ov)
+    vmax = s.platform.geometry.leg_velocity_max_m_per_s
+    from rths_ros.core.vrths import run_virtual
+    v = run_virtual(s)
+    ff = np.asarray(v["ff_velocity"])
+    k_bad = _first_step_beyond(v, np.max(np.abs(ff), axis=1) > vmax)
+    assert int(v["k"][0]) == 0 and k_bad > s.steps          # the second trial, the learned feedforward
+    row = int(np.nonzero(v["k"] == k_bad)[0][0])
+    assert np.all(np.abs(v["bdot_meas"][:row]) <= vmax)       # up to there nothing else was near the limit
+    _, out, res, _ = _run(tmp_path, "ilc_ff", ov)
+    assert res.code != 0
+    assert (f"sim_plant: leg " in res.message and "commanded velocity feedforward" in res.message
+            and "exceeds the leg speed limit" in res.message and f"at step {k_bad}" in res.message), res.message
+    info = _assert_safe(s, out, k_bad - 1)
+    aborts = [e for e in _events(out) if e["type"] == "ABORT"]
+    assert aborts[0]["source"] == "sim_plant" and aborts[0]["step"] == k_bad, aborts
+    states = read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]
+    speeds = np.array([np.abs(np.asarray(m.velocity)).max() for _, m in states])
+    assert speeds.max() <= vmax, speeds.max()                # the refused command was never executed
+    assert max(int(m.step) for _, m in states) == k_bad - 1 + info["ramp_steps"] + info["hold_steps"]
+
+
+def test_leg_command_beyond_the_stroke_is_refused_at_the_plant(tmp_path):
+    """With the commander's own checks switched off (platform.commander.enforce_limits = false) and the stroke
+    narrowed to 5 mm above home, the first command beyond it reaches the plant; the plant does not execute it."""
+    s0 = scn.load("contact_1d")
+    hi = float(StewartKinematics(s0.platform.geometry).home_lengths.max()) + 0.005
+    ov = ["platform.commander.enforce_limits=false", f"platform.geometry.leg_length_max_m={hi!r}"]
+    s = scn.load("contact_1d", ov)
+    from rths_ros.core.vrths import run_virtual
+    v = run_virtual(s)
+    assert not v["aborted"]                                  # nothing upstream of the plant checks the stroke now
+    k_bad = _first_step_beyond(v, np.max(np.asarray(v["b_cmd"]), axis=1) > hi)
+    _, out, res, _ = _run(tmp_path, "stroke_plant", ov)
+    assert res.code != 0
+    assert ("sim_plant: leg " in res.message and "commanded length" in res.message
+            and "above the maximum of the stroke" in res.message and f"at step {k_bad}" in res.message), res.message
+    _assert_safe(s, out, k_bad - 1)
+    states = read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]
+    assert max(max(m.length) for _, m in states) <= hi        # no leg went beyond the stroke
 
 
 def test_interface_displacement_limit_aborts(tmp_path):
@@ -225,13 +373,28 @@ def test_realtime_tolerates_ten_percent_lost_force_messages_and_counts_them(tmp_
     assert m["stable"], m
 
 
-def test_realtime_delay_spikes_are_counted_not_fatal(tmp_path):
+def test_realtime_delay_spikes_are_counted_not_fatal_and_the_run_stays_on_track(tmp_path):
     s, out, res, _ = _run(tmp_path, "spike", ["loop.mode=realtime", "faults.delay_spike_s=0.005",
                                              "faults.delay_every_steps=100"], composed=True)
     assert res.code == 0, res.message
     num = json.loads((out / "timing" / "numerical_substructure.json").read_text())
     assert num["deadline_misses"] >= 0.5 * s.steps / 100, num["deadline_misses"]
     assert num["latency_max_s"] >= 0.005
+    # the bag is complete and readable, and the run stayed stable: its tracking error and interface
+    # displacement are those of the same test without spikes (the in-process run, no timing at all) within 25 %
+    from rths_ros.analysis.metrics import compute_metrics
+    from rths_ros.analysis.run_analysis import reference_for
+    from rths_ros.core.vrths import run_virtual
+    rec, s_bag, _ = record_from_bag(out / "bag")
+    assert not rec["aborted"] and rec["k"].size == s.steps + 1
+    assert np.all(np.isfinite(rec["z_ach"])) and np.all(np.isfinite(rec["f_meas"]))
+    m = compute_metrics(rec, reference_for(s_bag, rec["k"].size), s.loop.dt_s)
+    v = run_virtual(scn.load("contact_1d"))
+    m0 = compute_metrics(v, reference_for(s_bag, v["k"].size), s.loop.dt_s)
+    assert m["stable"] is True, m["stability_reason"]
+    for key in ("e_track_rel", "max_abs_tracking_error_m", "peak_contact_force_n"):
+        assert m[key] <= 1.25 * m0[key], (key, m[key], m0[key])
+    assert np.max(np.abs(rec["z_ach"])) <= 1.25 * np.max(np.abs(v["z_ach"]))
 
 
 def test_killed_recorder_leaves_a_readable_bag_up_to_the_last_flushed_chunk(tmp_path):
@@ -242,12 +405,17 @@ def test_killed_recorder_leaves_a_readable_bag_up_to_the_last_flushed_chunk(tmp_
     r = result["r"]
     assert r.code != 0 and r.failed_node == "recorder", r.message
     assert "bag recovered:" in r.message, r.message
+    # the recorder is on no control path, so no watchdog sees it die: the plant's process watch aborts the run
+    # and ramps the platform to the safe pose (its ramp is not in the bag: nobody recorded it)
+    assert "run aborted: sim_plant: process watch: node process recorder" in r.message, r.message
+    info = _assert_safe(s, out, recorded=False)
     assert list((out / "bag").glob("*.mcap.partial"))
     topics = read_bag(out / "bag")
     cmds = topics["/rths/interface_command"]
     assert len(cmds) > 500                                   # about 2 s of the loop were flushed
     steps = [int(m.step) for _, m in cmds]
     assert steps == list(range(steps[0], steps[0] + len(steps)))   # no gap up to the last flushed chunk
+    assert steps[-1] < info["abort_step"]                   # the recorder died first; the abort followed
     rec, s2, _ = record_from_bag(out / "bag")               # the recovered bag analyses
     assert s2.name == s.name and rec["k"].size > 500
 

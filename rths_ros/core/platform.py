@@ -16,6 +16,9 @@ Per synchronisation step the numerical part's interface state (q, qdot) becomes 
 
 Limits (seed 000 §16.2, Riebe [183]): stroke (leg length range), leg speed and universal-joint angle.  A command
 outside them raises :class:`LimitViolation` (the supervisor stops the test) unless ``enforce_limits`` is off.
+The leg speed limit applies to the desired rate ``bdot`` and to the velocity feedforward the leg controller
+adds (VFF plus any velocity-level learner output, e.g. ILC with ``injection: velocity``):
+:meth:`PlatformCommander.check_command` checks a whole command after every feedforward was added.
 """
 from __future__ import annotations
 
@@ -68,8 +71,8 @@ class LegCommandArrays:
 
 class LimitViolation(Exception):
     """A leg command outside the platform limits.  Attributes: ``leg`` (1..6), ``quantity``
-    ('length', 'velocity', 'base joint angle', 'platform joint angle'), ``value`` and ``limit`` (SI units; angles
-    in rad, the message shows degrees)."""
+    ('length', 'velocity', 'feedforward velocity', 'base joint angle', 'platform joint angle'), ``value`` and
+    ``limit`` (SI units; angles in rad, the message shows degrees)."""
 
     def __init__(self, leg: int, quantity: str, value: float, limit: float, message: str):
         super().__init__(message)
@@ -80,15 +83,18 @@ class LimitViolation(Exception):
 
 
 @njit(cache=True)
-def _first_violation(length, velocity, ang, lo, hi, vmax, amax):
+def _first_violation(length, velocity, ff_velocity, ang, lo, hi, vmax, amax):
     """Code of the first limit violation: 0 none, 1+i stroke of leg i, 7+i speed, 13+i base joint,
-    19+i platform joint."""
+    19+i platform joint, 25+i speed of the velocity feedforward."""
     for i in range(6):
         if not (lo <= length[i] <= hi):
             return 1 + i
     for i in range(6):
         if not (abs(velocity[i]) <= vmax):
             return 7 + i
+    for i in range(6):
+        if not (abs(ff_velocity[i]) <= vmax):
+            return 25 + i
     for i in range(6):
         if not (ang[0, i] <= amax):
             return 13 + i
@@ -153,18 +159,30 @@ class PlatformCommander:
             o.feedforward_velocity.fill(0.0)
         o.feedforward_position.fill(0.0)
         if self.params.enforce_limits:
-            self.check(o.length, o.velocity)
+            self.check(o.length, o.velocity, feedforward_velocity=o.feedforward_velocity)
         return o
 
-    def check(self, length: np.ndarray, velocity: np.ndarray, pose=None) -> None:
+    def check_command(self, cmd: LegCommandArrays, pose=None) -> None:
+        """Check a whole leg command as it will be sent: its length (with any position-level feedforward), its
+        desired rate and its velocity feedforward (with any velocity-level feedforward); see :meth:`check`."""
+        self.check(cmd.length, cmd.velocity, pose, cmd.feedforward_velocity)
+
+    def check(self, length: np.ndarray, velocity: np.ndarray, pose=None, feedforward_velocity=None) -> None:
         """Raise :class:`LimitViolation` for the first leg (stroke, then speed, then joint angles) outside the
-        limits.  ``pose`` (TCP, for the joint angles) defaults to the pose of the last command."""
+        limits.  ``pose`` (TCP, for the joint angles) defaults to the pose of the last command.  With
+        ``feedforward_velocity`` (6,) the velocity feedforward must keep the leg speed limit as well."""
         lo, hi, vmax, amax = self._len_min, self._len_max, self._vel_max, self._ang_max
         ang = self.kinematics.joint_angles(self.map.last_platform_pose if pose is None else pose, self._ang)
-        code = _first_violation(length, velocity, ang, lo, hi, vmax, amax)
+        ffv = velocity if feedforward_velocity is None else np.asarray(feedforward_velocity, dtype=float)
+        code = _first_violation(length, velocity, ffv, ang, lo, hi, vmax, amax)
         if code == 0:
             return
         kind, i = divmod(code - 1, 6)
+        if kind == 4:
+            v = float(ffv[i])
+            raise LimitViolation(i + 1, "feedforward velocity", v, vmax,
+                                 f"leg {i + 1}: commanded velocity feedforward {v:.6f} m/s exceeds the leg speed "
+                                 f"limit {vmax:.4f} m/s (|feedforward velocity| <= {vmax:.4f} m/s)")
         if kind == 0:
             b = float(length[i])
             if b < lo:

@@ -9,6 +9,11 @@
   platform commander: exceeding one aborts the run.
 * Watchdogs: a fast-path topic that falls ``watchdog_steps`` steps behind the newest step (realtime), or a
   loop that makes no progress for ``watchdog_s`` of wall time (lockstep), aborts the run.
+* The plant checks every leg command it receives against the platform's stroke and leg speed
+  (:func:`leg_command_out_of_range`: the length and the velocity feedforward it would execute), whatever
+  the commander and the learners did before; a command outside them is not executed and aborts the run.
+* Process watch (:class:`ProcessWatch`): a node process no watchdog covers (it publishes no fast-path
+  topic: the recorder, the supervisor, the ILC learner) that ends during the run aborts it.
 * Abort = the plant (the platform controller on a rig) stops following the loop's commands and ramps the
   legs to the safe pose (home, retracted away from the plate) with a bounded leg speed (:class:`SafePoseRamp`), then holds it.
 
@@ -17,6 +22,7 @@ docs/safety.md lists every limit, what triggers an abort and the measured reacti
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,3 +133,101 @@ def safe_pose_lengths(kinematics, retract_m: float) -> np.ndarray:
     pose = kinematics.home_pose.copy()
     pose.translation = pose.translation - np.array([0.0, 0.0, float(retract_m)])
     return np.array(kinematics.inverse(pose), dtype=float)
+
+
+def leg_command_out_of_range(length, feedforward_velocity, length_min: float, length_max: float,
+                             speed_max: float, step: int) -> str | None:
+    """The plant's boundary check of a leg command: a reason string if a commanded length leaves the stroke
+    ``[length_min, length_max]`` or a velocity feedforward exceeds the leg speed limit, else None.
+
+    These are the two quantities a plant executes (the desired rate ``velocity`` is informative only); the
+    check applies to the command as received, i.e. after every feedforward (AFF, ILC at position or velocity
+    level) the platform commander and the learners added."""
+    for i, b in enumerate(length):
+        if not length_min <= b <= length_max:
+            side = "below the minimum" if b < length_min else "above the maximum"
+            return (f"leg {i + 1}: commanded length {float(b):.6f} m is {side} of the stroke "
+                    f"[{length_min:.6f}, {length_max:.6f}] m (platform.geometry.leg_length_min_m, "
+                    f"leg_length_max_m) at step {step}")
+    for i, v in enumerate(feedforward_velocity):
+        if not abs(v) <= speed_max:
+            return (f"leg {i + 1}: commanded velocity feedforward {float(v):.6f} m/s exceeds the leg speed limit "
+                    f"{speed_max:.4f} m/s (platform.geometry.leg_velocity_max_m_per_s) at step {step}")
+    return None
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def _node_names(argv: list[str]) -> tuple[str, ...]:
+    """Node names of a node process started as ``python -m rths_ros.nodes.<node>`` or
+    ``python -m rths_ros.nodes.composed --nodes a,b,c``; () for anything else."""
+    if "-m" not in argv:
+        return ()
+    i = argv.index("-m")
+    module = argv[i + 1] if i + 1 < len(argv) else ""
+    if not module.startswith("rths_ros.nodes."):
+        return ()
+    if module == "rths_ros.nodes.composed":
+        if "--nodes" in argv and argv.index("--nodes") + 1 < len(argv):
+            return tuple(n for n in argv[argv.index("--nodes") + 1].split(",") if n)
+        return ()
+    return (module.rsplit(".", 1)[1],)
+
+
+def process_ended(pid: int) -> bool:
+    """True once the process is gone or a zombie (it died; its parent has not collected it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return True
+    state = stat[stat.rfind(b")") + 2:][:1]
+    return state in (b"Z", b"X")
+
+
+class ProcessWatch:
+    """The node processes of one run that no watchdog covers, and which of them ended.
+
+    A run's node processes carry its output directory (``marker``) as ``--out`` on their command line.  The
+    watchdogs of the fast-path nodes notice when a producer of a fast-path topic falls silent; a process whose
+    nodes produce none of them (none is in ``loop_nodes``: the recorder, the supervisor, the ILC learner) can
+    die unnoticed, so :meth:`first_ended` reports it.  ``own_pid`` (this process) is never watched."""
+
+    def __init__(self, marker: str, loop_nodes, own_pid: int | None = None):
+        self.marker = str(marker)
+        self.loop_nodes = frozenset(loop_nodes)
+        self.own_pid = os.getpid() if own_pid is None else int(own_pid)
+        self.watched: dict[int, tuple[str, ...]] = {}
+
+    def discover(self) -> dict[int, tuple[str, ...]]:
+        """Find the run's node processes (pid -> node names) and keep those to watch."""
+        found: dict[int, tuple[str, ...]] = {}
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            entries = []
+        for d in entries:
+            if not d.isdigit() or int(d) == self.own_pid:
+                continue
+            argv = _cmdline(int(d))
+            if "--out" not in argv or argv.index("--out") + 1 >= len(argv) \
+                    or argv[argv.index("--out") + 1] != self.marker:
+                continue
+            names = _node_names(argv)
+            if names and not (set(names) & self.loop_nodes):
+                found[int(d)] = names
+        self.watched = found
+        return found
+
+    def first_ended(self) -> tuple[int, tuple[str, ...]] | None:
+        """(pid, node names) of a watched process that ended, else None."""
+        for pid, names in self.watched.items():
+            if process_ended(pid):
+                return pid, names
+        return None

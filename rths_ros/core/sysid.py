@@ -39,7 +39,9 @@ The position command is held at the initial lengths and no feedforward is applie
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import typing
 from dataclasses import dataclass, field
 
 import numba
@@ -49,10 +51,10 @@ from scipy.linalg import expm
 from scipy.optimize import least_squares
 
 from rths_ros.core.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams
-from rths_ros.core.params import ParameterError, build, param
+from rths_ros.core.params import ParameterError, _coerce, build, param
 
-__all__ = ["SysIdParams", "TwinNoiseParams", "Band", "segmented_multisine", "InjectableLegCascade", "TwinRig",
-           "LinkRig", "FrfEstimate", "estimate_frf", "LegFit", "fit_leg_model", "SysIdResult", "identify",
+__all__ = ["SysIdParams", "sysid_params", "TwinNoiseParams", "Band", "segmented_multisine", "InjectableLegCascade",
+           "TwinRig", "LinkRig", "FrfEstimate", "estimate_frf", "LegFit", "fit_leg_model", "SysIdResult", "identify",
            "load_plant_config"]
 
 
@@ -79,12 +81,35 @@ class SysIdParams:
                                  f"whole number of samples (dt = {dt_s!r} s)")
         if self.f_max_hz >= 0.5 / dt_s:
             raise ParameterError(f"f_max_hz: {self.f_max_hz!r} is not below the Nyquist frequency {0.5 / dt_s:g} Hz")
-        n_lines = int(round(self.f_max_hz / self.spacing_hz))
+        ratio = self.f_max_hz / self.spacing_hz
+        if abs(ratio - round(ratio)) > 1e-6 * max(1.0, ratio):
+            raise ParameterError(f"f_max_hz: {self.f_max_hz!r} is not a whole multiple of spacing_hz = "
+                                 f"{self.spacing_hz!r} Hz (the highest line is f_max_hz itself)")
+        n_lines = int(round(ratio))
         if n_lines < self.n_bands:
-            raise ParameterError(f"n_bands: {self.n_bands!r} exceeds the {n_lines} lines up to f_max_hz")
+            raise ParameterError(f"n_bands: {self.n_bands!r} exceeds the {n_lines} lines up to f_max_hz "
+                                 f"(f_max_hz / spacing_hz = {self.f_max_hz!r} / {self.spacing_hz!r}); every band "
+                                 f"needs at least one line")
         if self.band_duration_s * self.spacing_hz < self.settle_periods + 1 - 1e-9:
             raise ParameterError(f"band_duration_s: {self.band_duration_s!r} leaves no period after the "
                                  f"{self.settle_periods} settling period(s) of {1.0 / self.spacing_hz:g} s")
+
+
+def sysid_params(dt_s: float, base: SysIdParams | None = None, **changes) -> SysIdParams:
+    """``base`` (default :class:`SysIdParams`) with ``changes``, each checked like a scenario value (type,
+    finite, range) and then all together by :meth:`SysIdParams.validate` for the step ``dt_s``.  Raises
+    :class:`ParameterError` naming the field."""
+    base = base or SysIdParams()
+    fields = {f.name: f for f in dataclasses.fields(SysIdParams)}
+    hints = typing.get_type_hints(SysIdParams)
+    values = {}
+    for name, value in changes.items():
+        if name not in fields:
+            raise ParameterError(f"{name}: unknown key; allowed keys of SysIdParams are {', '.join(sorted(fields))}")
+        values[name] = _coerce(name, value, hints[name], fields[name].metadata)
+    params = dataclasses.replace(base, **values)
+    params.validate(dt_s)
+    return params
 
 
 @dataclass(frozen=True)

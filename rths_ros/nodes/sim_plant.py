@@ -10,6 +10,12 @@ Publishes exactly what the hardware drivers publish: /rths/leg_state (LegState) 
 In lockstep mode it advances when the command for the next step arrived; in realtime mode on
 absolute wall-clock deadlines with the latest command (see rths_ros.runtime.beat).
 
+Boundary checks (docs/safety.md): a leg command with a NaN or inf, a length outside the stroke or a velocity
+feedforward beyond the leg speed limit (``platform.geometry``) is not executed; the run aborts and the plant
+ramps to the safe pose.  These limits hold whatever feedforward the commander and the learners added.
+Process watch: the node processes of the run that no watchdog covers (recorder, supervisor, ILC learner) are
+checked every 0.1 s; one that ends during the run aborts it, so the platform goes to the safe pose.
+
 Building benchmark (numerical.model = building): the twin is the servo-hydraulic actuator with its specimen,
 sensors and converters (:class:`rths_ros.core.building_rths.ServoActuatorTwin`, ``u = length[0]``).  An actuator
 force beyond the capacity aborts the run (ABORT with the reason; no safe-pose ramp).
@@ -27,7 +33,8 @@ from ..runtime.beat import BeatNode
 from ..runtime.node import node_main, set_stamp, stamp_ns
 
 from ..core.building import ActuatorCapacityExceeded
-from ..core.safety import SafePoseRamp, safe_pose_lengths
+from ..core.safety import ProcessWatch, SafePoseRamp, leg_command_out_of_range, safe_pose_lengths
+from ..runtime.topics import TOPICS
 
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
@@ -35,6 +42,7 @@ from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E40
 class SimPlantNode(LifecycleNodeMixin, BeatNode):
     role = "sim_plant"
     beat_inputs = ("/rths/leg_command",)
+    PROCESS_WATCH_PERIOD_S = 0.1
 
     def __init__(self, scenario, out_dir=None, context=None):
         BeatNode.__init__(self, scenario, out_dir, context)
@@ -47,6 +55,10 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         self.state_msg = LegState()
         self.wrench_msg = RawWrench()
         self.halted = False     # the plant refused a step (benchmark: actuator capacity): no more output
+        self.refused = False    # a leg command failed the boundary check: nothing more is executed
+        self.leg_limits = None  # (length min, length max, speed max) of the platform, once configured
+        self.process_watch: ProcessWatch | None = None
+        self.create_timer(self.PROCESS_WATCH_PERIOD_S, self._check_processes)
         if scenario.realtime.lifecycle_autostart:
             self.trigger_configure()
             self.trigger_activate()
@@ -57,6 +69,11 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         self.out = self.plant.reset(fastpath.plant_seed(self.scenario, 0))
         self.hold_length = np.array(self.plant.start_lengths, dtype=float)   # home, or the gait's start pose
         self.hold_ff = np.zeros(6)
+        kin = self.plant.kinematics
+        g = kin.params if kin is not None else None
+        # the building benchmark's actuator command (length[0]) is no leg length: no stroke to check there
+        self.leg_limits = None if g is None else (g.leg_length_min_m, g.leg_length_max_m,
+                                                  g.leg_velocity_max_m_per_s)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
@@ -77,13 +94,56 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
     def on_start(self) -> None:
         if self.active:
             super().on_start()
+            self._start_process_watch()
 
     def on_input(self, inp) -> None:
-        if not self.active or self.done:
+        if not self.active or self.done or self.refused:
             return
-        if not self.leg_command_is_finite(inp):
+        if not self.leg_command_is_finite(inp) or not self.leg_command_is_in_range(inp):
+            self.refused = True
             return
         super().on_input(inp)
+
+    def leg_command_is_in_range(self, inp) -> bool:
+        """The stroke and the leg speed (of the velocity feedforward) at the plant boundary: a command
+        outside them is not executed and aborts the run (False)."""
+        if self.leg_limits is None:
+            return True
+        lo, hi, vmax = self.leg_limits
+        bad = leg_command_out_of_range(inp.length, inp.feedforward_velocity, lo, hi, vmax, int(inp.step))
+        if bad:
+            self.abort_reason = f"{self.role}: {bad}"
+            self.get_logger().error(self.abort_reason)
+            self.emit(TestEvent.ABORT, int(inp.step), self.abort_reason)
+            return False
+        return True
+
+    # process watch -------------------------------------------------------------------------
+    def _start_process_watch(self) -> None:
+        if self.out_dir is None:
+            return
+        loop_nodes = {p for t in TOPICS if t.kind == "control" for p in t.producers}
+        self.process_watch = ProcessWatch(str(self.out_dir), loop_nodes)
+        found = self.process_watch.discover()
+        if found:
+            self.get_logger().info("process watch: " + ", ".join(f"{'+'.join(n)} (pid {pid})"
+                                                                  for pid, n in sorted(found.items())))
+
+    def _check_processes(self) -> None:
+        w = self.process_watch
+        if w is None or not w.watched or not self.started or self.done or self.abort_reason:
+            return
+        if not self._running_trial and self.trial >= self.scenario.loop.trials - 1:
+            return      # the last trial is over: the other nodes end now, by design
+        ended = w.first_ended()
+        if ended is None:
+            return
+        pid, names = ended
+        k = int(self.k)
+        self.abort_reason = (f"{self.role}: process watch: node process {', '.join(names)} (pid {pid}) ended "
+                             f"during the run at step {k}")
+        self.get_logger().error(self.abort_reason)
+        self.emit(TestEvent.ABORT, k, self.abort_reason)
 
     def reset_trial(self, trial: int) -> None:
         self.out = self.plant.reset(fastpath.plant_seed(self.scenario, trial))
