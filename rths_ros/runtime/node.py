@@ -232,7 +232,7 @@ class RthsNode(Node):
                                       "limit_s": self._watch_limit_ns * 1e-9}
                 self.abort_reason = reason
                 self.get_logger().error(reason)
-                self.emit(TestEvent.ABORT, int(last_step), reason)
+                self.emit(TestEvent.ABORT, max(int(last_step), 0), reason)
                 return
 
     def _on_deadline(self, info) -> None:
