@@ -29,6 +29,7 @@ from pathlib import Path
 from .core import scenario as scn
 from .core.params import ParameterError
 from .nodes.registry import module_name
+from .runtime.processes import node_pids  # noqa: F401  (re-exported: tests and the bench find nodes by run)
 
 DOMAIN_RANGE = range(1, 101)
 PR_SET_PDEATHSIG = 1
@@ -274,22 +275,6 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         result.message = f"run aborted: {aborts[0]}\n" + result.message
     result.wall_s = time.monotonic() - t0
     return result
-
-
-def node_pids(marker: str, node: str | None = None) -> list[int]:
-    """PIDs of the node processes whose command line contains ``marker`` (e.g. a run's output
-    directory) and, if given, the node name."""
-    out = []
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in cmd and "rths_ros.nodes" in cmd and (node is None or node in cmd):
-            out.append(int(d.name))
-    return out
 
 
 def safe_ramp_bound_s(scenario: scn.Scenario) -> float:

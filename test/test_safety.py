@@ -21,7 +21,8 @@ from rths_ros.bag import read_bag
 from rths_ros.core import scenario as scn
 from rths_ros.core.params import ParameterError
 from rths_ros.core.platform import LimitViolation
-from rths_ros.core.safety import (ProcessWatch, SafePoseRamp, leg_command_out_of_range, safe_pose_lengths,
+from rths_ros.runtime.processes import ProcessWatch
+from rths_ros.core.safety import (SafePoseRamp, leg_command_out_of_range, safe_pose_lengths,
                                   wrench_out_of_range)
 from rths_ros.core.stewart import StewartKinematics
 from rths_ros.runner import DomainLease, node_pids, run_scenario, safe_ramp_bound_s

@@ -12,8 +12,8 @@
 * The plant checks every leg command it receives against the platform's stroke and leg speed
   (:func:`leg_command_out_of_range`: the length and the velocity feedforward it would execute), whatever
   the commander and the learners did before; a command outside them is not executed and aborts the run.
-* Process watch (:class:`ProcessWatch`): a node process no watchdog covers (it publishes no fast-path
-  topic: the recorder, the supervisor, the ILC learner) that ends during the run aborts it.
+* Process watch (:class:`rths_ros.runtime.processes.ProcessWatch`): a node process no watchdog covers (it
+  publishes no fast-path topic: the recorder, the supervisor, the ILC learner) that ends during the run aborts it.
 * Abort = the plant (the platform controller on a rig) stops following the loop's commands and ramps the
   legs to the safe pose (home, retracted away from the plate) with a bounded leg speed (:class:`SafePoseRamp`), then holds it.
 
@@ -22,7 +22,6 @@ docs/safety.md lists every limit, what triggers an abort and the measured reacti
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,80 +153,3 @@ def leg_command_out_of_range(length, feedforward_velocity, length_min: float, le
             return (f"leg {i + 1}: commanded velocity feedforward {float(v):.6f} m/s exceeds the leg speed limit "
                     f"{speed_max:.4f} m/s (platform.geometry.leg_velocity_max_m_per_s) at step {step}")
     return None
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
-    except OSError:
-        return []
-
-
-def _node_names(argv: list[str]) -> tuple[str, ...]:
-    """Node names of a node process started as ``python -m rths_ros.nodes.<node>`` or
-    ``python -m rths_ros.nodes.composed --nodes a,b,c``; () for anything else."""
-    if "-m" not in argv:
-        return ()
-    i = argv.index("-m")
-    module = argv[i + 1] if i + 1 < len(argv) else ""
-    if not module.startswith("rths_ros.nodes."):
-        return ()
-    if module == "rths_ros.nodes.composed":
-        if "--nodes" in argv and argv.index("--nodes") + 1 < len(argv):
-            return tuple(n for n in argv[argv.index("--nodes") + 1].split(",") if n)
-        return ()
-    return (module.rsplit(".", 1)[1],)
-
-
-def process_ended(pid: int) -> bool:
-    """True once the process is gone or a zombie (it died; its parent has not collected it yet)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            stat = fh.read()
-    except OSError:
-        return True
-    state = stat[stat.rfind(b")") + 2:][:1]
-    return state in (b"Z", b"X")
-
-
-class ProcessWatch:
-    """The node processes of one run that no watchdog covers, and which of them ended.
-
-    A run's node processes carry its output directory (``marker``) as ``--out`` on their command line.  The
-    watchdogs of the fast-path nodes notice when a producer of a fast-path topic falls silent; a process whose
-    nodes produce none of them (none is in ``loop_nodes``: the recorder, the supervisor, the ILC learner) can
-    die unnoticed, so :meth:`first_ended` reports it.  ``own_pid`` (this process) is never watched."""
-
-    def __init__(self, marker: str, loop_nodes, own_pid: int | None = None):
-        self.marker = str(marker)
-        self.loop_nodes = frozenset(loop_nodes)
-        self.own_pid = os.getpid() if own_pid is None else int(own_pid)
-        self.watched: dict[int, tuple[str, ...]] = {}
-
-    def discover(self) -> dict[int, tuple[str, ...]]:
-        """Find the run's node processes (pid -> node names) and keep those to watch."""
-        found: dict[int, tuple[str, ...]] = {}
-        try:
-            entries = os.listdir("/proc")
-        except OSError:
-            entries = []
-        for d in entries:
-            if not d.isdigit() or int(d) == self.own_pid:
-                continue
-            argv = _cmdline(int(d))
-            if "--out" not in argv or argv.index("--out") + 1 >= len(argv) \
-                    or argv[argv.index("--out") + 1] != self.marker:
-                continue
-            names = _node_names(argv)
-            if names and not (set(names) & self.loop_nodes):
-                found[int(d)] = names
-        self.watched = found
-        return found
-
-    def first_ended(self) -> tuple[int, tuple[str, ...]] | None:
-        """(pid, node names) of a watched process that ended, else None."""
-        for pid, names in self.watched.items():
-            if process_ended(pid):
-                return pid, names
-        return None

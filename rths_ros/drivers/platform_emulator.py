@@ -88,6 +88,13 @@ class PlatformEmulator(UdpServer):
         return self.plant.step_index
 
     # ------------------------------------------------------------------------------------------- helpers
+    def replace_plant(self, plant: SimPlant) -> None:
+        """Emulate another twin from now on (e.g. one whose RESET leaves the legs at home, like a rig's
+        controller, where the scenario's twin starts at a gait's start pose)."""
+        with self._lock:
+            self.plant = make_injectable(plant, self.seed)
+            self.latest = self.plant.measure()
+
     def _status(self) -> int:
         return STATUS_WATCHDOG if self.watchdog else 0
 

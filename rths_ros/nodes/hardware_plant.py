@@ -78,6 +78,7 @@ def start_ramp(b_now, b_start, safety, dt_s: float):
 class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
     role = "hardware_plant"
     beat_inputs = ("/rths/leg_command",)
+    watch_processes = True
 
     def __init__(self, scenario, out_dir=None, context=None):
         BeatNode.__init__(self, scenario, out_dir, context)
@@ -100,6 +101,9 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         from ..core.stewart import StewartKinematics
         self.kin = StewartKinematics(scenario.platform.geometry)
         self.home = np.array(self.kin.home_lengths, dtype=float)
+        g = scenario.platform.geometry
+        self.leg_limits = (g.leg_length_min_m, g.leg_length_max_m, g.leg_velocity_max_m_per_s)
+        self.refused = False
         self.start = trial_start_lengths(scenario)
         self.hold_length = self.start.copy()
         self.hold_ff = np.zeros(6)
@@ -205,14 +209,11 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
             return
         from ..core.interface import InterfaceMap
         from ..core.sim_plant import SimPlant
-        from ..drivers.platform_emulator import make_injectable
         s = self.scenario
         gait = s.platform.gait.interface if s.sim_plant.specimen_kind == "prosthetic_foot" else None
         twin = SimPlant(s.sim_plant, self.kin, InterfaceMap(s.platform.interface, self.kin), s.loop.dt_s,
                         gait_interface=gait)
-        with em._lock:
-            em.plant = make_injectable(twin, em.seed)
-            em.latest = em.plant.measure()
+        em.replace_plant(twin)
 
     def _prepare_trial(self, trial: int) -> bool:
         """RESET the controller and ramp the legs to the start pose if they are not there (module doc).  Returns
@@ -322,9 +323,10 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
 
     # beat node -------------------------------------------------------------------------------
     def on_input(self, inp) -> None:
-        if not self.active or self.done or self.fault:
+        if not self.active or self.done or self.fault or self.refused:
             return
-        if not self.leg_command_is_finite(inp):
+        if not self.leg_command_ok(inp):
+            self.refused = True      # nothing more is sent to the rig; the ABORT ramps it to the safe pose
             return
         super().on_input(inp)
 

@@ -33,8 +33,7 @@ from ..runtime.beat import BeatNode
 from ..runtime.node import node_main, set_stamp, stamp_ns
 
 from ..core.building import ActuatorCapacityExceeded
-from ..core.safety import ProcessWatch, SafePoseRamp, leg_command_out_of_range, safe_pose_lengths
-from ..runtime.topics import TOPICS
+from ..core.safety import SafePoseRamp, safe_pose_lengths
 
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
@@ -42,7 +41,7 @@ from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E40
 class SimPlantNode(LifecycleNodeMixin, BeatNode):
     role = "sim_plant"
     beat_inputs = ("/rths/leg_command",)
-    PROCESS_WATCH_PERIOD_S = 0.1
+    watch_processes = True
 
     def __init__(self, scenario, out_dir=None, context=None):
         BeatNode.__init__(self, scenario, out_dir, context)
@@ -56,9 +55,6 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         self.wrench_msg = RawWrench()
         self.halted = False     # the plant refused a step (benchmark: actuator capacity): no more output
         self.refused = False    # a leg command failed the boundary check: nothing more is executed
-        self.leg_limits = None  # (length min, length max, speed max) of the platform, once configured
-        self.process_watch: ProcessWatch | None = None
-        self.create_timer(self.PROCESS_WATCH_PERIOD_S, self._check_processes)
         if scenario.realtime.lifecycle_autostart:
             self.trigger_configure()
             self.trigger_activate()
@@ -94,56 +90,14 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
     def on_start(self) -> None:
         if self.active:
             super().on_start()
-            self._start_process_watch()
 
     def on_input(self, inp) -> None:
         if not self.active or self.done or self.refused:
             return
-        if not self.leg_command_is_finite(inp) or not self.leg_command_is_in_range(inp):
+        if not self.leg_command_ok(inp):
             self.refused = True
             return
         super().on_input(inp)
-
-    def leg_command_is_in_range(self, inp) -> bool:
-        """The stroke and the leg speed (of the velocity feedforward) at the plant boundary: a command
-        outside them is not executed and aborts the run (False)."""
-        if self.leg_limits is None:
-            return True
-        lo, hi, vmax = self.leg_limits
-        bad = leg_command_out_of_range(inp.length, inp.feedforward_velocity, lo, hi, vmax, int(inp.step))
-        if bad:
-            self.abort_reason = f"{self.role}: {bad}"
-            self.get_logger().error(self.abort_reason)
-            self.emit(TestEvent.ABORT, int(inp.step), self.abort_reason)
-            return False
-        return True
-
-    # process watch -------------------------------------------------------------------------
-    def _start_process_watch(self) -> None:
-        if self.out_dir is None:
-            return
-        loop_nodes = {p for t in TOPICS if t.kind == "control" for p in t.producers}
-        self.process_watch = ProcessWatch(str(self.out_dir), loop_nodes)
-        found = self.process_watch.discover()
-        if found:
-            self.get_logger().info("process watch: " + ", ".join(f"{'+'.join(n)} (pid {pid})"
-                                                                  for pid, n in sorted(found.items())))
-
-    def _check_processes(self) -> None:
-        w = self.process_watch
-        if w is None or not w.watched or not self.started or self.done or self.abort_reason:
-            return
-        if not self._running_trial and self.trial >= self.scenario.loop.trials - 1:
-            return      # the last trial is over: the other nodes end now, by design
-        ended = w.first_ended()
-        if ended is None:
-            return
-        pid, names = ended
-        k = int(self.k)
-        self.abort_reason = (f"{self.role}: process watch: node process {', '.join(names)} (pid {pid}) ended "
-                             f"during the run at step {k}")
-        self.get_logger().error(self.abort_reason)
-        self.emit(TestEvent.ABORT, k, self.abort_reason)
 
     def reset_trial(self, trial: int) -> None:
         self.out = self.plant.reset(fastpath.plant_seed(self.scenario, trial))

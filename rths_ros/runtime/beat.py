@@ -21,15 +21,26 @@ from __future__ import annotations
 import threading
 import time
 
-from ..core.safety import non_finite
+from ..core.safety import leg_command_out_of_range, non_finite
 from .clock import make_clock
 from .node import RthsNode
+from .processes import ProcessWatch
+from .topics import TOPICS
 
 from rths_ros.msg import TestEvent  # noqa: E402
 
 
 class BeatNode(RthsNode):
-    """Subclasses implement :meth:`emit_output`, :meth:`advance` and :meth:`reset_trial`."""
+    """Subclasses implement :meth:`emit_output`, :meth:`advance` and :meth:`reset_trial`.
+
+    A plant (simulated or the hardware driver) checks every leg command at its boundary
+    (:meth:`leg_command_ok`: finite, inside the stroke ``leg_limits``, velocity feedforward within the leg
+    speed) and, with ``watch_processes``, watches the run's node processes that no watchdog covers
+    (:class:`~rths_ros.runtime.processes.ProcessWatch`): one that dies during a trial aborts the run."""
+
+    #: plants: abort when a node process no watchdog covers (recorder, supervisor, ILC learner) dies
+    watch_processes = False
+    PROCESS_WATCH_PERIOD_S = 0.1
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
@@ -46,6 +57,11 @@ class BeatNode(RthsNode):
         self._aborting = False
         self._ramp_thread: threading.Thread | None = None
         self.safe_info: dict | None = None
+        #: (length min, length max, speed max) of the platform's legs, set by a plant; None: not checked
+        self.leg_limits: tuple[float, float, float] | None = None
+        self.process_watch: ProcessWatch | None = None
+        if self.watch_processes:
+            self.create_timer(self.PROCESS_WATCH_PERIOD_S, self._check_processes)
 
     # -- to implement ------------------------------------------------------------------------
     def emit_output(self, k: int, origin_ns: int) -> None:
@@ -74,6 +90,51 @@ class BeatNode(RthsNode):
             self.emit(TestEvent.ABORT, inp.step, self.abort_reason)
             return False
         return True
+
+    def leg_command_is_in_range(self, inp) -> bool:
+        """The stroke and the leg speed (of the velocity feedforward) at the plant boundary: a command
+        outside them is not executed and aborts the run (False)."""
+        if self.leg_limits is None:
+            return True
+        lo, hi, vmax = self.leg_limits
+        bad = leg_command_out_of_range(inp.length, inp.feedforward_velocity, lo, hi, vmax, int(inp.step))
+        if bad:
+            self.abort_reason = f"{self.role}: {bad}"
+            self.get_logger().error(self.abort_reason)
+            self.emit(TestEvent.ABORT, int(inp.step), self.abort_reason)
+            return False
+        return True
+
+    def leg_command_ok(self, inp) -> bool:
+        """Both boundary checks of a received leg command; False: it must not be executed (the run aborts)."""
+        return self.leg_command_is_finite(inp) and self.leg_command_is_in_range(inp)
+
+    # -- process watch ---------------------------------------------------------------------------
+    def _start_process_watch(self) -> None:
+        if not self.watch_processes or self.out_dir is None:
+            return
+        loop_nodes = {p for t in TOPICS if t.kind == "control" for p in t.producers}
+        self.process_watch = ProcessWatch(str(self.out_dir), loop_nodes)
+        found = self.process_watch.discover()
+        if found:
+            self.get_logger().info("process watch: " + ", ".join(f"{'+'.join(n)} (pid {pid})"
+                                                                  for pid, n in sorted(found.items())))
+
+    def _check_processes(self) -> None:
+        w = self.process_watch
+        if w is None or not w.watched or not self.started or self.done or self.abort_reason:
+            return
+        if not self._running_trial and self.trial >= self.scenario.loop.trials - 1:
+            return      # the last trial is over: the other nodes end now, by design
+        ended = w.first_ended()
+        if ended is None:
+            return
+        pid, names = ended
+        k = int(self.k)
+        self.abort_reason = (f"{self.role}: process watch: node process {', '.join(names)} (pid {pid}) ended "
+                             f"during the run at step {k}")
+        self.get_logger().error(self.abort_reason)
+        self.emit(TestEvent.ABORT, k, self.abort_reason)
 
     def make_safe_ramp(self):
         """Hook: a :class:`~rths_ros.core.safety.SafePoseRamp` from the present state, or None (no safe
@@ -134,6 +195,7 @@ class BeatNode(RthsNode):
 
     # -- machinery ---------------------------------------------------------------------------
     def on_start(self) -> None:
+        self._start_process_watch()
         if self.mode == "realtime":
             self._thread = threading.Thread(target=self._realtime_loop, name=f"{self.role}-beat", daemon=True)
             self._thread.start()

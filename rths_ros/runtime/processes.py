@@ -1,0 +1,105 @@
+"""The node processes of a run, found on the process table (Linux ``/proc``).
+
+A run's node processes are started as ``python -m rths_ros.nodes.<node> ... --out DIR`` (or
+``rths_ros.nodes.composed --nodes a,b,c``), so the run's output directory on their command line tells
+which run they belong to.  The runner and the tests use :func:`node_pids` (find a node to stop or kill),
+the plant's process watch uses :class:`ProcessWatch` (notice that a node no watchdog covers has died).
+"""
+from __future__ import annotations
+
+import os
+
+__all__ = ["node_processes", "node_pids", "process_ended", "ProcessWatch"]
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def _node_names(argv: list[str]) -> tuple[str, ...]:
+    """Node names of a node process started as ``python -m rths_ros.nodes.<node>`` or
+    ``python -m rths_ros.nodes.composed --nodes a,b,c``; () for anything else."""
+    if "-m" not in argv:
+        return ()
+    i = argv.index("-m")
+    module = argv[i + 1] if i + 1 < len(argv) else ""
+    if not module.startswith("rths_ros.nodes."):
+        return ()
+    if module == "rths_ros.nodes.composed":
+        if "--nodes" in argv and argv.index("--nodes") + 1 < len(argv):
+            return tuple(n for n in argv[argv.index("--nodes") + 1].split(",") if n)
+        return ()
+    return (module.rsplit(".", 1)[1],)
+
+
+def _out_dir(argv: list[str]) -> str | None:
+    if "--out" in argv and argv.index("--out") + 1 < len(argv):
+        return argv[argv.index("--out") + 1]
+    return None
+
+
+def node_processes(exclude_pid: int | None = None) -> list[tuple[int, tuple[str, ...], str | None]]:
+    """Every rths_ros node process on this machine: (pid, node names, output directory or None)."""
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for d in entries:
+        if not d.isdigit() or int(d) == exclude_pid:
+            continue
+        argv = _cmdline(int(d))
+        names = _node_names(argv)
+        if names:
+            out.append((int(d), names, _out_dir(argv)))
+    return out
+
+
+def node_pids(marker: str, node: str | None = None) -> list[int]:
+    """PIDs of the node processes whose output directory contains ``marker`` (e.g. a run's output
+    directory) and, if given, that run the node ``node``."""
+    return sorted(pid for pid, names, out in node_processes()
+                  if out is not None and marker in out and (node is None or node in names))
+
+
+def process_ended(pid: int) -> bool:
+    """True once the process is gone or a zombie (it died; its parent has not collected it yet)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return True
+    state = stat[stat.rfind(b")") + 2:][:1]
+    return state in (b"Z", b"X")
+
+
+class ProcessWatch:
+    """The node processes of one run that no watchdog covers, and which of them ended.
+
+    The watchdogs of the fast-path nodes notice when a producer of a fast-path topic falls silent; a
+    process whose nodes produce none of them (none is in ``loop_nodes``: the recorder, the supervisor, the
+    ILC learner) can die unnoticed, so :meth:`first_ended` reports it.  ``marker`` is the run's output
+    directory exactly as on the command lines; ``own_pid`` (this process) is never watched."""
+
+    def __init__(self, marker: str, loop_nodes, own_pid: int | None = None):
+        self.marker = str(marker)
+        self.loop_nodes = frozenset(loop_nodes)
+        self.own_pid = os.getpid() if own_pid is None else int(own_pid)
+        self.watched: dict[int, tuple[str, ...]] = {}
+
+    def discover(self) -> dict[int, tuple[str, ...]]:
+        """Find the run's node processes (pid -> node names) and keep those to watch."""
+        self.watched = {pid: names for pid, names, out in node_processes(exclude_pid=self.own_pid)
+                        if out == self.marker and not (set(names) & self.loop_nodes)}
+        return self.watched
+
+    def first_ended(self) -> tuple[int, tuple[str, ...]] | None:
+        """(pid, node names) of a watched process that ended, else None."""
+        for pid, names in self.watched.items():
+            if process_ended(pid):
+                return pid, names
+        return None
