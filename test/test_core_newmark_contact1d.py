@@ -67,9 +67,14 @@ def test_reset_restarts_from_rest_and_periods_must_match():
         NewmarkMSD(p, NewmarkParams(dt_s=5e-4), p.dt_s)
 
 
-def test_selectable_in_the_loop_with_the_same_result_as_contact_1d():
+@pytest.mark.parametrize("name,scheme", [("contact_1d_newmark", "average_acceleration"),
+                                         ("contact_1d_newmark_cd", "central_difference")])
+def test_selectable_in_the_loop_with_the_same_result_as_contact_1d(name, scheme):
+    """Both schemes in the loop (4 s, PPI1, feedback only): the command within 1e-3 of the Dormand-Prince model's
+    (measured 3.6e-4 for central difference), e_track_rel equal within 1 % (0.03018 both)."""
     s0 = scn.load("contact_1d")
-    s1 = scn.load("contact_1d_newmark")
+    s1 = scn.load(name)
+    assert s1.numerical.newmark.scheme == scheme
     assert type(fastpath.build_numerical(s1)).__name__ == "NewmarkMSD"
     r0, r1 = run_virtual(s0), run_virtual(s1)
     assert not r1["aborted"]

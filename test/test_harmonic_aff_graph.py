@@ -138,3 +138,96 @@ def test_graph_reproduces_the_virtual_run(tmp_path):
         th = np.asarray(coef[k - 1].coefficients).reshape(6, -1)
         assert np.allclose(ffp[k], harmonic_feedforward(th, om, k * s.loop.dt_s), rtol=0, atol=1e-15)
     assert max(np.max(np.abs(v)) for v in ffp.values()) > 1e-5
+
+
+# ------------------------------------------------------------------------------------------------
+# power-flow supervisor (seed 001 Alg. 2) on the contact test
+
+SUPERVISED = "contact_1d_harmonic_aff_supervised"
+
+
+def _supervised_run(sets=()):
+    """Virtual run of the supervised scenario; returns (record, VirtualRun, min P_in seen by the supervisor)."""
+    vr = VirtualRun(scn.load(SUPERVISED, list(sets)))
+    p_min = [0.0]
+    if vr.aff.supervised:
+        adapt = vr.aff.adapt
+
+        def traced(*a, **kw):
+            out = adapt(*a, **kw)
+            p_min[0] = min(p_min[0], vr.aff.supervisor.p_in)
+            return out
+        vr.aff.adapt = traced
+    return vr.run(), vr, p_min[0]
+
+
+def test_supervisor_parameters():
+    s = scn.load(SUPERVISED)
+    sp = s.aff.harmonic.supervisor
+    assert sp.enabled and s.aff.harmonic.mu_lms == 0.005 and (sp.da_mu_down, sp.b_mu) == (1e-3, 2.0)  # Table 6.3
+    assert not scn.load(SCENARIO).aff.harmonic.supervisor.enabled
+    assert fastpath.build_aff(s).supervised and not fastpath.build_aff(scn.load(SCENARIO)).supervised
+    with pytest.raises(ParameterError, match="aff.harmonic.supervisor.enabled"):
+        scn.load(SUPERVISED, ["aff.harmonic.algorithm=qr_rls"])
+    with pytest.raises(ParameterError, match="aff.harmonic.supervisor.p_lim_w"):
+        scn.load(SUPERVISED, ["aff.harmonic.supervisor.p_lim_w=0.1"])
+
+
+def test_supervisor_keeps_an_unstable_gain_within_the_limits():
+    """Seed 001 §6.3 (Table 6.3): a gain that is unstable without supervision; with it mu_LMS drops to a stable
+    value and adaptation continues.  Here mu_LMS = 0.005: alone a leg leaves its stroke at step 5342 (second
+    period); supervised (P_lim = -0.02 W) the 24 s run completes, P_in reaches -0.12 W, mu_LMS falls to 2.6e-4
+    and the max tracking error per period falls 1.448 / 0.594 / 0.521 / 0.218 / 0.187 / 0.142 mm (feedback only
+    0.672 mm)."""
+    alone = run_virtual(scn.load(SUPERVISED, ["aff.harmonic.supervisor.enabled=false"]))
+    assert alone["aborted"] and "stroke" in alone["abort_reason"]
+    assert alone["k"].size < 2 * 4000
+    rec, vr, p_min = _supervised_run()
+    assert not rec["aborted"], rec["abort_reason"]
+    sp = vr.s.aff.harmonic.supervisor
+    assert p_min < sp.p_lim_w                                          # the supervisor acted
+    mu_end = vr.aff.supervisor.mu_lms
+    assert 0.0 < mu_end < 0.1 * vr.s.aff.harmonic.mu_lms               # "mu drops to a stable value"
+    per = 4000
+    e = period_max_error(rec, per)
+    fb = period_max_error(run_virtual(scn.load(SUPERVISED, ["aff.enabled=false", "loop.duration_s=4"])), per)[0]
+    assert len(e) == 6
+    assert e[-1] < 0.3 * fb and e[-1] < 0.2 * e[0], (e, fb)
+    assert e[3] >= e[4] >= e[5], e                                     # adaptation continues
+
+
+def test_a_supervisor_that_never_triggers_changes_nothing():
+    """The scenario's tuned gain with the seed's P_lim = -1 W: P_in never goes below it on the contact test (min
+    -0.07 W), so mu and gamma stay at mu_LMS and 0 and the run equals the unsupervised one bit for bit."""
+    sets = ["loop.duration_s=4", "aff.harmonic.mu_lms=0.0007", "aff.harmonic.supervisor.p_lim_w=-1.0"]
+    rec, vr, p_min = _supervised_run(sets)
+    assert -1.0 < p_min < -0.01
+    assert vr.aff.supervisor.mu_lms == 0.0007 and vr.aff.supervisor.gamma_lms == 0.0
+    ref = run_virtual(scn.load(SUPERVISED, sets + ["aff.harmonic.supervisor.enabled=false"]))
+    for key in ("z_cmd", "z_ach", "b_cmd", "f_int"):
+        assert np.array_equal(rec[key], ref[key]), key
+
+
+def test_graph_with_the_supervisor_reproduces_the_virtual_run(tmp_path):
+    """aff_learner with the supervisor (it also reads the interface force, command and state of every step) as a
+    separate process, lockstep, 2.5 s: bit-exact against the virtual run, theta of the last step equal, and the
+    supervisor has lowered mu_LMS within the window (0.005 -> 0.0020)."""
+    out = tmp_path / "run"
+    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", SUPERVISED, "--out", str(out),
+                        "--set", "loop.duration_s=2.5"],
+                       capture_output=True, text=True, timeout=900, cwd=str(ROOT), stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rec, s, _ = record_from_bag(out / "bag")
+    assert "aff_learner" in s.run_nodes and s.aff.harmonic.supervisor.enabled
+    assert rec["missing_samples"] == {"cmd": 0, "state": 0, "force": 0, "legs": 0, "wrench": 0}
+    vr = VirtualRun(s)
+    v = vr.run()
+    assert not v["aborted"] and rec["k"].size == v["k"].size == s.steps + 1
+    for key in ("z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas", "b_cmd", "b_meas"):
+        a, b = rec[key], v[key]
+        err = np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-12)
+        assert err <= 1e-12, f"{key}: relative deviation {err:.3g}"
+    coef = {int(m.step): m for _, m in read_bag(out / "bag", ["/rths/aff_coefficients"])["/rths/aff_coefficients"]}
+    assert sorted(coef) == list(range(s.steps + 1))
+    assert np.array_equal(np.asarray(coef[s.steps].coefficients).reshape(6, -1), vr.aff.coefficients)
+    assert vr.aff.supervisor.mu_lms < 0.5 * s.aff.harmonic.mu_lms

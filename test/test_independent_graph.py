@@ -39,7 +39,7 @@ def test_graph_reproduces_the_virtual_run(graph_run):
 
 
 def test_graph_run_beats_explicit_euler_at_the_same_step(graph_run):
-    """e_ref_rel of the graph run (0.00459) below 0.85x that of the conventional explicit-Euler coupling at the same
+    """e_ref_rel of the graph run (0.00345) below 0.7x that of the conventional explicit-Euler coupling at the same
     H = 10 ms (0.00587, virtual run), and above the 1 ms Dormand-Prince model's floor (0.00252, virtual run)."""
     from rths_ros.analysis.metrics import compute_metrics
     from rths_ros.analysis.run_analysis import reference_for
@@ -49,5 +49,5 @@ def test_graph_run_beats_explicit_euler_at_the_same_step(graph_run):
     e_euler = compute_metrics(run_virtual(s_e), reference_for(s_e, s_e.steps + 1), s_e.loop.dt_s)["e_ref_rel"]
     s_dp = scn.load(NAME, ["numerical.model=contact_1d"])
     e_dp = compute_metrics(run_virtual(s_dp), reference_for(s_dp, s_dp.steps + 1), s_dp.loop.dt_s)["e_ref_rel"]
-    assert m["e_ref_rel"] < 0.85 * e_euler, (m["e_ref_rel"], e_euler)
+    assert m["e_ref_rel"] < 0.7 * e_euler, (m["e_ref_rel"], e_euler)
     assert e_dp < m["e_ref_rel"], (e_dp, m["e_ref_rel"])

@@ -54,6 +54,14 @@ def build_numerical(s: Scenario):
     return NumericalMSD(p)
 
 
+def build_force_blend(s: Scenario):
+    """Seed 004 §4.4 force switch and power-discrepancy trip of the contact test, or None when off."""
+    if not s.numerical.force_blend.enabled:
+        return None
+    from .tdc import ForceBlend
+    return ForceBlend(s.numerical.force_blend, s.numerical.contact_1d, s.loop.dt_s)
+
+
 def build_platform(s: Scenario) -> tuple[InterfaceMap, PlatformCommander]:
     kin = StewartKinematics(s.platform.geometry)
     imap = InterfaceMap(s.platform.interface, kin)

@@ -57,7 +57,8 @@ Choices where the seed is silent (documented in docs/harmonic_aff.md):
 * timing: the output u[k] = W[k] theta[k] is held over [t_k, t_k+1); ``step`` receives the measurements of
   t_k+1 and returns u[k+1].  The identification regressor pairs g[k+1] with the theta that produced it
   (theta[k]); Alg. 5 prints theta[k+1], which differs only while theta moves;
-* g-dot = backward difference of the gap over the time since the previous call; P_in is not filtered;
+* g-dot = backward difference of the gap over the time since the previous call; P_in is unfiltered by
+  default (``p_in_filter_s = 0``) or passed through a first-order low-pass;
 * nu is clipped to [0, 1];
 * the random identification vector comes from a per-object xorshift64* generator (``seed``), so the
   object and the in-process simulation (rths_ros.core.lumped_mass) give identical runs.
@@ -76,7 +77,8 @@ import numpy as np
 
 from rths_ros.core.params import ParameterError, param
 
-__all__ = ["HarmonicAffParams", "HarmonicAff", "basis_matrix", "p_matrix", "theta_tilde", "qrrls_update",
+__all__ = ["HarmonicAffParams", "HarmonicAff", "PowerFlowSupervisor", "basis_matrix", "p_matrix", "theta_tilde",
+           "qrrls_update",
            "p_tilde_from_h", "h_from_p_tilde",
            "aff_step_kernel", "time_per_sample"]
 
@@ -86,9 +88,10 @@ LAWS = ("lms", "rls")
 CI_NINT, CI_NF, CI_LAW, CI_IDLAW, CI_SIMUL, CI_SUP, CI_LEN = range(7)
 (CF_MU_LMS, CF_GAMMA_LMS, CF_MU_ID_LMS, CF_MU_RLS, CF_GAMMA_RLS, CF_MU_ID_RLS, CF_GAMMA_ID_RLS, CF_T_ID,
  CF_T_RAND, CF_ID_AMP, CF_P_LIM, CF_DA_MU_DOWN, CF_DA_G_UP, CF_DA_G_DOWN, CF_B_MU, CF_B_G, CF_GAMMA_MAX,
- CF_LEN) = range(18)
+ CF_P_TAU, CF_LEN) = range(19)
 IS_STARTED, IS_PHASE, IS_K, IS_LEN = range(4)          # phase: 0 identification, 1 adaptation
-(FS_T0, FS_T_RAND, FS_T_PREV, FS_A_MU, FS_A_G, FS_MU, FS_NU, FS_GAMMA, FS_P_IN, FS_LMAX, FS_LEN) = range(11)
+(FS_T0, FS_T_RAND, FS_T_PREV, FS_A_MU, FS_A_G, FS_MU, FS_NU, FS_GAMMA, FS_P_IN, FS_LMAX, FS_K_SUP,
+ FS_P_RAW, FS_LEN) = range(13)
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,8 @@ class HarmonicAffParams:
     b_mu: float = param(10.0, "", 1.0, 100.0, "exponent b_mu of mu = mu_init a_mu^b_mu (Table B.3: 10)")
     b_gamma: float = param(2.0, "", 1.0, 100.0, "exponent b_gamma of gamma = gamma_max a^b (Table B.3: 2)")
     gamma_max: float = param(1.0, "g^2/u^2", 0.0, 1e9, "maximum regularisation gamma_max (Table B.3: 1)")
+    p_in_filter_s: float = param(0.0, "s", 0.0, 10.0, "time constant of a first-order low-pass on P_in before the "
+                                                     "comparison with P_lim; 0 = unfiltered (the seed's form)")
 
     def validate(self) -> None:
         if len(self.frequencies_hz) < 1:
@@ -163,6 +168,7 @@ class HarmonicAffParams:
         cf[CF_P_LIM], cf[CF_DA_MU_DOWN] = self.p_lim_w, self.da_mu_down
         cf[CF_DA_G_UP], cf[CF_DA_G_DOWN] = self.da_gamma_up, self.da_gamma_down
         cf[CF_B_MU], cf[CF_B_G], cf[CF_GAMMA_MAX] = self.b_mu, self.b_gamma, self.gamma_max
+        cf[CF_P_TAU] = self.p_in_filter_s
         omegas = 2.0 * np.pi * np.asarray(self.frequencies_hz, dtype=float)
         return omegas, ci, cf
 
@@ -416,6 +422,52 @@ def _identify(ci, cf, cs, theta_app, g, gext, p_tilde, r_id, x_id, y_id, row_id,
 
 
 @numba.njit(cache=True, nogil=True)
+def _supervise(t, lam, g, g_prev, cf, fs):
+    """Power-flow supervisor (Alg. 2, eqs. 5.25-5.28): P_in = lam . (g - g_prev) / (t - t_prev) into fs[FS_P_IN],
+    the schedules a_mu, a_gamma in fs updated; returns (mu_LMS, gamma_LMS).  ``g_prev``, fs[FS_T_PREV]: the
+    previous sample (the caller stores them)."""
+    dt = t - fs[FS_T_PREV]
+    pin = 0.0
+    if dt > 0.0:
+        for r in range(g.shape[0]):
+            pin += lam[r] * (g[r] - g_prev[r]) / dt
+    fs[FS_P_RAW] = pin
+    tau = cf[CF_P_TAU]
+    if tau > 0.0:                           # optional first-order low-pass of P_in (exact for a held input)
+        pin = fs[FS_P_IN] + (1.0 - math.exp(-dt / tau)) * (pin - fs[FS_P_IN])
+    fs[FS_P_IN] = pin
+    plim = cf[CF_P_LIM]
+    if pin < plim:
+        fs[FS_A_G] = min(fs[FS_A_G] + cf[CF_DA_G_UP], 1.0)
+        fs[FS_A_MU] = max(fs[FS_A_MU] - cf[CF_DA_MU_DOWN], 0.0)
+    elif pin > plim:
+        fs[FS_A_G] = max(fs[FS_A_G] - cf[CF_DA_G_DOWN], 0.0)
+    gam = cf[CF_GAMMA_MAX] * fs[FS_A_G] ** cf[CF_B_G]
+    mu = cf[CF_MU_LMS] * fs[FS_A_MU] ** cf[CF_B_MU]
+    fs[FS_MU] = mu
+    fs[FS_GAMMA] = gam
+    return mu, gam
+
+
+@numba.njit(cache=True, nogil=True)
+def supervisor_step_kernel(t, lam, g, g_prev, cf, fs):
+    """One sample of a stand-alone supervisor (:class:`PowerFlowSupervisor`): the first call only stores the
+    sample; returns (mu_LMS, gamma_LMS)."""
+    if fs[FS_K_SUP] == 0.0:
+        mu = cf[CF_MU_LMS] * fs[FS_A_MU] ** cf[CF_B_MU]
+        gam = cf[CF_GAMMA_MAX] * fs[FS_A_G] ** cf[CF_B_G]
+        fs[FS_MU] = mu
+        fs[FS_GAMMA] = gam
+    else:
+        mu, gam = _supervise(t, lam, g, g_prev, cf, fs)
+    fs[FS_K_SUP] += 1.0
+    for r in range(g.shape[0]):
+        g_prev[r] = g[r]
+    fs[FS_T_PREV] = t
+    return mu, gam
+
+
+@numba.njit(cache=True, nogil=True)
 def aff_step_kernel(t, g, gext, lam, omegas, ci, cf, ist, fs, rng, theta, theta_app, theta0, r_ad, p_tilde,
                     r_id, p, g_prev, cs, x_ad, x_id, y_ad, y_id, row_ad, col_ad, row_id, col_id, u):
     """One sample of the harmonic AFF (see module doc).  Measurements of t = t_{k+1}: gap ``g`` (n,),
@@ -464,20 +516,7 @@ def aff_step_kernel(t, g, gext, lam, omegas, ci, cf, ist, fs, rng, theta, theta_
         else:                               # leaky normalised LMS (5.18-5.20) + supervisor (Alg. 2)
             lmax = fs[FS_LMAX]
             if ci[CI_SUP] == 1:
-                dt = t - fs[FS_T_PREV]
-                pin = 0.0
-                if dt > 0.0:
-                    for r in range(n):
-                        pin += lam[r] * (g[r] - g_prev[r]) / dt
-                fs[FS_P_IN] = pin
-                plim = cf[CF_P_LIM]
-                if pin < plim:
-                    fs[FS_A_G] = min(fs[FS_A_G] + cf[CF_DA_G_UP], 1.0)
-                    fs[FS_A_MU] = max(fs[FS_A_MU] - cf[CF_DA_MU_DOWN], 0.0)
-                elif pin > plim:
-                    fs[FS_A_G] = max(fs[FS_A_G] - cf[CF_DA_G_DOWN], 0.0)
-                gam = cf[CF_GAMMA_MAX] * fs[FS_A_G] ** cf[CF_B_G]
-                mu = cf[CF_MU_LMS] * fs[FS_A_MU] ** cf[CF_B_MU]
+                mu, gam = _supervise(t, lam, g, g_prev, cf, fs)
             else:
                 gam = cf[CF_GAMMA_LMS]
                 mu = cf[CF_MU_LMS]
@@ -601,6 +640,12 @@ class HarmonicAff:
         aff_step_kernel(float(t), self._g, self._ge, self._lam, *self._arrays())
         return self.u
 
+    def set_lms_gains(self, mu_lms: float, gamma_lms: float) -> None:
+        """Set mu_LMS and gamma_LMS of the (unsupervised) LMS adaptation from the next :meth:`step` on, e.g. from a
+        :class:`PowerFlowSupervisor` shared by several filters."""
+        self.cf[CF_MU_LMS] = mu_lms
+        self.cf[CF_GAMMA_LMS] = gamma_lms
+
     # -------------------------------------------------------------------------------------------
     @property
     def identifying(self) -> bool:
@@ -634,6 +679,66 @@ class HarmonicAff:
     @property
     def lambda_max(self) -> float:
         return float(self.fs[FS_LMAX])
+
+
+class PowerFlowSupervisor:
+    """The power-flow supervisor of Alg. 2 on its own, for several filters that share one interface.
+
+    Same law and kernel as the supervisor inside :class:`HarmonicAff` (``supervisor = True``): per sample
+    ``mu, gamma = sup.step(t, lam_vir, gap)`` with P_in = lam_vir . g-dot (g-dot by backward difference); the
+    first call after :meth:`reset` only stores the sample.  Uses ``mu_lms`` (mu_init), ``p_lim_w``,
+    ``da_mu_down``, ``da_gamma_up``, ``da_gamma_down``, ``b_mu``, ``b_gamma``, ``gamma_max`` of ``params``.
+    """
+
+    def __init__(self, params: HarmonicAffParams, n: int = 1):
+        self.params = params
+        _, _, self.cf = params.config_arrays()
+        self.n = int(n)
+        self.fs = np.zeros(FS_LEN)
+        self.g_prev = np.zeros(self.n)
+        self._g = np.zeros(self.n)
+        self._lam = np.zeros(self.n)
+        self.reset()
+        saved = (self.fs.copy(), self.g_prev.copy())
+        supervisor_step_kernel(0.0, self._lam, self._g, self.g_prev, self.cf, self.fs)   # compile / load
+        self.fs[:], self.g_prev[:] = saved
+
+    def reset(self) -> None:
+        self.fs[:] = 0.0
+        self.fs[FS_A_MU] = 1.0
+        self.fs[FS_MU] = self.params.mu_lms
+        self.g_prev[:] = 0.0
+
+    def step(self, t: float, lam_vir, gap) -> tuple[float, float]:
+        self._lam[:] = lam_vir
+        self._g[:] = gap
+        return supervisor_step_kernel(float(t), self._lam, self._g, self.g_prev, self.cf, self.fs)
+
+    @property
+    def mu_lms(self) -> float:
+        return float(self.fs[FS_MU])
+
+    @property
+    def gamma_lms(self) -> float:
+        return float(self.fs[FS_GAMMA])
+
+    @property
+    def p_in(self) -> float:
+        """P_in as compared with P_lim (low-passed if ``p_in_filter_s > 0``) [W]."""
+        return float(self.fs[FS_P_IN])
+
+    @property
+    def p_in_raw(self) -> float:
+        """Unfiltered P_in = lam_vir . g-dot of the last sample [W]."""
+        return float(self.fs[FS_P_RAW])
+
+    @property
+    def a_mu(self) -> float:
+        return float(self.fs[FS_A_MU])
+
+    @property
+    def a_gamma(self) -> float:
+        return float(self.fs[FS_A_G])
 
 
 def time_per_sample(params: HarmonicAffParams | None = None, n_samples: int = 20000, dt_s: float = 1e-3) -> dict:

@@ -29,6 +29,12 @@ External gap for QR-RLS.  Alg. 3 needs g_ext, the gap without feedforward.  It i
 g_ext,k = g_k + S(u)_k with the same secondary-path model driven by the applied outputs (the "modified" error of
 the FIR filter).  LMS uses the measured gap only.
 
+Power-flow supervisor (Alg. 2, ``aff.harmonic.supervisor``, LMS only).  One
+:class:`rths_ros.core.harmonic_aff.PowerFlowSupervisor` serves the six leg filters: with the power into the
+transfer system at the interface DoF, P_in = lam_VIR . g-dot, lam_VIR = -F_int[k] and g = z_ach[k] - z_cmd[k]
+(passed to :meth:`HarmonicLegAff.adapt`), it schedules mu_LMS and gamma_LMS, which every leg filter uses for its
+adaptation step of sample k (the filters' own supervisors stay off).
+
 Choices where the seed is silent (docs/harmonic_aff.md):
 
 * the fundamental is f_d of the contact test (``base_frequency_hz = 0``) and the basis holds its first
@@ -47,10 +53,34 @@ import numpy as np
 
 from .params import ParameterError, param
 
-__all__ = ["HarmonicFeedforwardParams", "HarmonicLegAff", "harmonic_feedforward_kernel", "harmonic_feedforward",
+__all__ = ["HarmonicFeedforwardParams", "HarmonicSupervisorParams", "HarmonicLegAff", "harmonic_feedforward_kernel",
+           "harmonic_feedforward",
            "harmonic_omegas"]
 
 ALGORITHMS = ("lms", "qr_rls")
+
+
+@dataclass(frozen=True)
+class HarmonicSupervisorParams:
+    """Power-flow supervisor of seed 001 Alg. 2 (eqs. 5.25-5.28) on the contact test: one supervisor for the six
+    leg filters, driven by the power into the transfer system at the interface DoF,
+    P_in = lam_VIR . d/dt (z_ach - z_cmd) with lam_VIR = -F_int (the force on the numerical part)."""
+
+    enabled: bool = param(False, "", doc="supervise mu_LMS and gamma_LMS of the six leg filters (needs "
+                                         "algorithm lms): P_in < p_lim_w lowers mu and raises the leakage")
+    p_lim_w: float = param(-1.0, "W", -1e9, 0.0, "power-inflow limit P_lim < 0 (seed Tables B.3/B.4: -1 W; "
+                                                 "Table 6.3: -0.3 W)")
+    da_mu_down: float = param(1e-4, "", 0.0, 1.0, "step Delta_down a_mu per violating sample (Table B.4: 1e-4)")
+    da_gamma_up: float = param(0.01, "", 0.0, 1.0, "step Delta_up a_gamma per violating sample (Table B.3: 0.01)")
+    da_gamma_down: float = param(0.001, "", 0.0, 1.0, "step Delta_down a_gamma per passive sample (Table B.3: "
+                                                      "0.001)")
+    b_mu: float = param(10.0, "", 1.0, 100.0, "exponent b_mu of mu = mu_lms a_mu^b_mu (Table B.3: 10)")
+    b_gamma: float = param(2.0, "", 1.0, 100.0, "exponent b_gamma of gamma = gamma_max a_gamma^b_gamma "
+                                                "(Table B.3: 2)")
+    gamma_max: float = param(1.0, "", 0.0, 1e9, "maximum regularisation gamma_max, units of lambda_max = "
+                                                "|S|^2 (m/m)^2 of the leg filters (Table B.3: 1)")
+    p_in_filter_s: float = param(0.0, "s", 0.0, 10.0, "time constant of a first-order low-pass on P_in before the "
+                                                     "comparison with P_lim; 0 = unfiltered (the seed's form)")
 
 
 @dataclass(frozen=True)
@@ -74,6 +104,13 @@ class HarmonicFeedforwardParams:
     gamma_rls: float = param(1000.0, "", 0.0, 1e9, "QR-RLS start confidence Xi = gamma_RLS I of theta = 0 "
                                                    "(about 2 gamma_RLS samples of data; small values let the first, "
                                                    "ill-conditioned fits explode)")
+    supervisor: HarmonicSupervisorParams = param(HarmonicSupervisorParams(), doc="power-flow supervisor (Alg. 2) "
+                                                 "of the LMS gains, shared by the six legs")
+
+    def validate(self) -> None:
+        if self.supervisor.enabled and self.algorithm != "lms":
+            raise ParameterError(f"supervisor.enabled: true needs algorithm 'lms' (Alg. 2 tunes mu_LMS and "
+                                 f"gamma_LMS), not {self.algorithm!r}")
 
     def frequencies_hz(self, f_d_hz: float) -> tuple[float, ...]:
         f = self.base_frequency_hz if self.base_frequency_hz > 0.0 else float(f_d_hz)
@@ -123,7 +160,7 @@ class HarmonicLegAff:
     def __init__(self, aff_params, leg_plant_params=None, cascade_params=None, vff: bool = False,
                  dt_s: float = 1e-3, home_lengths=None, f_d_hz: float = 0.25):
         from .aff import SecondaryPath
-        from .harmonic_aff import HarmonicAff, HarmonicAffParams
+        from .harmonic_aff import HarmonicAff, HarmonicAffParams, PowerFlowSupervisor
         from .legs import N_LEGS
         self.params = aff_params
         hp: HarmonicFeedforwardParams = aff_params.harmonic
@@ -137,10 +174,18 @@ class HarmonicLegAff:
         self.omegas = 2.0 * np.pi * np.asarray(freqs, dtype=float)
         self.path = SecondaryPath(aff_params.secondary_path, leg_plant_params, cascade_params, vff, self.dt_s)
         law = "rls" if hp.algorithm == "qr_rls" else "lms"
+        sp = hp.supervisor
         self.core_params = HarmonicAffParams(
             frequencies_hz=freqs, n_int=1, law=law, identification="rls", simultaneous=False,
             mu_lms=hp.mu_lms, gamma_lms=hp.gamma_lms, mu_rls=hp.mu_rls, gamma_rls=hp.gamma_rls, t_id_s=0.0,
-            supervisor=False)
+            supervisor=False, p_lim_w=sp.p_lim_w, da_mu_down=sp.da_mu_down, da_gamma_up=sp.da_gamma_up,
+            da_gamma_down=sp.da_gamma_down, b_mu=sp.b_mu, b_gamma=sp.b_gamma, gamma_max=sp.gamma_max,
+            p_in_filter_s=sp.p_in_filter_s)
+        # Alg. 2 on the interface DoF, one for the six filters (each filter's own supervisor stays off and gets
+        # the supervised gains before every adaptation step)
+        self.supervisor = PowerFlowSupervisor(self.core_params, 1) if sp.enabled and law == "lms" else None
+        self._lam1 = np.zeros(1)
+        self._gif1 = np.zeros(1)
         # H_gu(h Omega) = -S_i(e^{j h Omega dT}): the gap answers the injected displacement through the leg
         self.h_est = -self.path.frf(np.asarray(freqs))                   # (6, n) complex
         self.filters = [HarmonicAff(self.core_params) for _ in range(N_LEGS)]
@@ -198,12 +243,24 @@ class HarmonicLegAff:
         self._u[:] = 0.0
         self._u_k[:] = 0.0
         self.path.reset()
+        if self.supervisor is not None:
+            self.supervisor.reset()
+            for f in self.filters:
+                f.set_lms_gains(self.hparams.mu_lms, 0.0)
         if self._home is not None:
             self._b_prev[:] = self._home
 
-    def adapt(self, b_desired_k, b_measured_k, u_k=None, step: int = 0) -> np.ndarray:
+    @property
+    def supervised(self) -> bool:
+        """True when the power-flow supervisor runs: :meth:`adapt` needs ``lam_vir`` and ``gap_interface``."""
+        return self.supervisor is not None
+
+    def adapt(self, b_desired_k, b_measured_k, u_k=None, step: int = 0, lam_vir: float = 0.0,
+              gap_interface: float = 0.0) -> np.ndarray:
         """Learner half after measurement ``step`` = k: g_k = b_k - b'_k adapts theta with W(t_k).
-        ``u_k``: the output added to b_k (default: the last :meth:`feedforward` output).  Returns g_k (view)."""
+        ``u_k``: the output added to b_k (default: the last :meth:`feedforward` output).  With the supervisor:
+        ``lam_vir`` = -F_int[k] (force on the numerical part) and ``gap_interface`` = z_ach[k] - z_cmd[k] give
+        P_in, and the supervised mu_LMS, gamma_LMS apply to this adaptation step.  Returns g_k (view)."""
         if not self.params.enabled:
             return self._gap
         np.subtract(b_desired_k, b_measured_k, out=self._gap)
@@ -211,6 +268,12 @@ class HarmonicLegAff:
             self._u_k[:] = self._u if u_k is None else u_k
             np.add(self._gap, self.path.step(self._u_k), out=self._gext)
         t = step * self.dt_s
+        if self.supervisor is not None:
+            self._lam1[0] = lam_vir
+            self._gif1[0] = gap_interface
+            mu, gam = self.supervisor.step(t, self._lam1, self._gif1)
+            for f in self.filters:
+                f.set_lms_gains(mu, gam)
         for i, f in enumerate(self.filters):
             self._g1[0] = self._gap[i]
             self._ge1[0] = self._gext[i]
@@ -228,8 +291,8 @@ class HarmonicLegAff:
                                     self._u)
         return self._u
 
-    def step(self, b_desired, b_measured, step: int) -> np.ndarray:
+    def step(self, b_desired, b_measured, step: int, lam_vir: float = 0.0, gap_interface: float = 0.0) -> np.ndarray:
         """Both halves in one call (measurement of ``step``, command of ``step`` + 1), as FxlmsAff.step."""
-        self.adapt(self._b_prev, b_measured, step=step)
+        self.adapt(self._b_prev, b_measured, step=step, lam_vir=lam_vir, gap_interface=gap_interface)
         self._b_prev[:] = b_desired
         return self.feedforward(b_desired, step=step + 1)

@@ -15,8 +15,9 @@ call of :meth:`IndependentMSD.step` per synchronisation step, ``step(F_int[k]) -
 ``scheme = "independent"`` (seed 003 eqs. 25.1-25.4, the digest's pseudo-code;
 :class:`rths_ros.core.independent_integration.IndependentIntegrator`):
 
-* ``i = 0``: ``lam_0 = -F_int[k]``, ``y'_0 = z'_j`` of the model, ``J = d z'_{j+1} / d lam`` of the model's Euler
-  step by finite differences (``H / m_NUM``), reconciliation target ``y_0`` (``reference``);
+* ``i = 0``: ``lam_0`` = the mean force the model's latest step used (``force_ref = "mean"``; ``-F_int[0]`` at the
+  first step) or ``-F_int[k]`` (``"sample"``), ``y'_0 = z'_j`` of the model, ``J = d z'_{j+1} / d lam`` of the
+  model's Euler step by finite differences (``H / m_NUM``), reconciliation target ``y_0`` (``reference``);
 * every ``i``: ``y' = y'_0 + J (lam - lam_0)``, ``y <- y + y' dt``, ``y <- (1 - alpha) y + alpha y_ref``; the
   demand is ``(y, y')``;
 * ``i = n - 1``: the model takes its Euler step ``j -> j+1`` with the **mean** of the ``n`` forces of the step.
@@ -37,8 +38,8 @@ Choices (the seed is silent or differs):
   (= 5e-3 at 2 kHz).  The default ``alpha = 2e-3`` keeps the seed's time constant of ``alpha = 1e-3``.
 * The actuator is not ideal here: the force ``F_int[k]`` is measured at the achieved position of the platform
   (the simulated plant with its cascade), so the fast loop reacts to the force the lagging platform produces.
-* ``jacobian``, ``reference``: the readings of :mod:`rths_ros.core.independent_integration` (``step`` /
-  ``hold`` by default).
+* ``jacobian``, ``reference``, ``force_ref``: the readings of :mod:`rths_ros.core.independent_integration`
+  (``step`` / ``hold`` / ``mean`` by default; the scenario uses ``euler_path``).
 * The initial state is the rest state (``z = z' = 0``, ``F_int = m_EXP g``), where the model stays at rest.
 """
 from __future__ import annotations
@@ -48,8 +49,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .contact1d import Contact1DParams, SteppedMSD
-from .independent_integration import (JACOBIAN_CHOICES, REFERENCE_CHOICES, IndependentIntegrationParams,
-                                      IndependentIntegrator, LinearEulerModel)
+from .independent_integration import (FORCE_REF_CHOICES, JACOBIAN_CHOICES, REFERENCE_CHOICES,
+                                      IndependentIntegrationParams, IndependentIntegrator, LinearEulerModel)
 from .params import ParameterError, param
 
 __all__ = ["IndependentContact1DParams", "IndependentMSD", "SCHEME_CHOICES"]
@@ -72,6 +73,9 @@ class IndependentContact1DParams:
                           "H/m_NUM); 'growing' = that value scaled by (t - t_j)/H", choices=JACOBIAN_CHOICES)
     reference: str = param("hold", "", doc="reconciliation target: 'hold' = model position at the latest model "
                            "step; 'euler_path' = the model's Euler path inside the step", choices=REFERENCE_CHOICES)
+    force_ref: str = param("mean", "", doc="lam_0 of eq. 25.1: 'mean' = the force the model's latest step used (mean "
+                           "of the previous step's samples); 'sample' = the force sampled at the model step",
+                           choices=FORCE_REF_CHOICES)
 
 
 class IndependentMSD(SteppedMSD):
@@ -91,7 +95,8 @@ class IndependentMSD(SteppedMSD):
         self.n_sub = int(round(n))
         self.H = self.n_sub * self.dt
         self._ip = IndependentIntegrationParams(main_step_s=self.H, fast_step_s=self.dt, alpha=independent.alpha,
-                                                jacobian=independent.jacobian, reference=independent.reference)
+                                                jacobian=independent.jacobian, reference=independent.reference,
+                                                force_ref=independent.force_ref)
         self._euler = independent.scheme == "explicit_euler"
         self._fe = np.zeros(1)
         self._lam = np.zeros(1)

@@ -17,6 +17,15 @@ full model (the property the seed states; tested).
 
 Choices where the seed is ambiguous (all selectable, defaults marked):
 
+* ``force_ref`` (``f_0`` in 25.1): ``"mean"`` (default) the force the full model's latest step
+  was advanced with, i.e. the mean force of the previous model step (the first sample at the
+  first step).  ``y'_0`` was computed from that force and ``J`` is its derivative with respect to
+  it, so ``y'_0 + J (f - f_0)`` is the first-order estimate of the model velocity had the force
+  been ``f``: a linearisation about the point where ``J`` was taken.  ``"sample"``: the force
+  sampled at ``t_k``, a force the model never used; on a pre-loaded contact it differs from the
+  model's force by up to the pre-load, and the fast loop then holds that force for a whole step
+  (a spurious impulse of up to ``pre-load * H`` per step, the rebounds of the contact example).
+
 * ``jacobian``: ``"step"`` (default) ``J = d v_{k+1} / d f_k`` of the discrete model step,
   obtained by finite differences over perturbed copies of the step (the "parallel" evaluation of
   the seed; ``H/m`` for a 1-DoF explicit-Euler model); ``"growing"`` ``J(t) = J (t - t_k) / H``,
@@ -49,6 +58,7 @@ from .params import ParameterError, param
 
 JACOBIAN_CHOICES = ("step", "growing")
 REFERENCE_CHOICES = ("hold", "euler_path")
+FORCE_REF_CHOICES = ("mean", "sample")
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,9 @@ class IndependentIntegrationParams:
     reference: str = param("hold", "", doc="reconciliation target: 'hold' = model interface position at the "
                            "latest step; 'euler_path' = the model's Euler path inside the step",
                            choices=REFERENCE_CHOICES)
+    force_ref: str = param("mean", "", doc="f_0 of eq. 25.1: 'mean' = the force the model's latest step used (mean "
+                           "of the previous step's samples); 'sample' = the force sampled at the model step",
+                           choices=FORCE_REF_CHOICES)
 
     def validate(self) -> None:
         n = self.main_step_s / self.fast_step_s
@@ -120,9 +133,12 @@ class LinearEulerModel:
 class IndependentIntegrator:
     """Fast interface loop of seed 003 (eqs. 25.1-25.4) with a force accumulator.
 
-    Per model step: :meth:`begin_step` with ``y_0, y'_0, f_0, J``; then ``substeps`` calls of
-    :meth:`substep` with the force measured at the current demand, each returning the next
-    demand; :meth:`mean_force` gives the force to feed back to the model.
+    Per model step: :meth:`begin_step` with ``y_0, y'_0``, the force sampled at the model step and
+    ``J``; then ``substeps`` calls of :meth:`substep` with the force measured at the current demand,
+    each returning the next demand; :meth:`mean_force` gives the force to feed back to the model.
+    With ``force_ref = "mean"`` the linearisation force ``f_0`` is the mean of the previous step
+    (the force the model was advanced with); at the first step, and with ``"sample"``, it is the
+    sample passed to :meth:`begin_step`.
     """
 
     def __init__(self, params: IndependentIntegrationParams, n_int: int, y_init=None) -> None:
@@ -139,10 +155,18 @@ class IndependentIntegrator:
         self._fsum = np.zeros(self.n)
         self._i = 0
 
+    @property
+    def f0(self) -> np.ndarray:
+        """Linearisation force ``f_0`` of the current model step."""
+        return self._f0
+
     def begin_step(self, y0, ydot0, f0, J) -> None:
         self._y0[:] = y0
         self._yd0[:] = ydot0
-        self._f0[:] = f0
+        if self.params.force_ref == "mean" and self._i > 0:
+            self._f0[:] = self._fsum / self._i       # the force the model's latest step used
+        else:
+            self._f0[:] = f0
         self._J[:] = np.atleast_2d(J)
         self._fsum[:] = 0.0
         self._i = 0
@@ -324,10 +348,16 @@ def rebound_metrics(t: np.ndarray, x: np.ndarray, contact_m: float, window: tupl
     return {"rebound_depth_m": float(max(0.0, contact_m - xs.min())), "peak_to_peak_m": float(xs.max() - xs.min())}
 
 
-def rebound_depths(t: np.ndarray, x: np.ndarray, contact_m: float) -> np.ndarray:
-    """Depth below ``contact_m`` of every excursion out of contact (one value per rebound)."""
-    below = x < contact_m
-    depths = []
+def rebounds(t: np.ndarray, x: np.ndarray, contact_m: float, min_depth_m: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Time of the lowest point and depth below ``contact_m`` of every completed excursion out of contact.
+
+    An excursion counts once ``x`` drops more than ``min_depth_m`` below the contact point (so the
+    sub-millimetre chatter of a sampled loop resting on the pre-loaded spring is not counted as a
+    rebound) and ends when ``x`` is back within ``min_depth_m`` of it.  The start of the record is not an
+    excursion (the mass approaches from below).
+    """
+    below = x < contact_m - min_depth_m
+    times, depths = [], []
     i, n = 0, x.size
     while i < n:
         if below[i] and i > 0 and not below[i - 1]:
@@ -335,11 +365,18 @@ def rebound_depths(t: np.ndarray, x: np.ndarray, contact_m: float) -> np.ndarray
             while j < n and below[j]:
                 j += 1
             if j < n:  # completed excursion
-                depths.append(contact_m - x[i:j].min())
+                k = i + int(np.argmin(x[i:j]))
+                times.append(float(t[k]))
+                depths.append(float(contact_m - x[k]))
             i = j
         else:
             i += 1
-    return np.asarray(depths)
+    return np.asarray(times), np.asarray(depths)
+
+
+def rebound_depths(t: np.ndarray, x: np.ndarray, contact_m: float, min_depth_m: float = 0.0) -> np.ndarray:
+    """Depth below ``contact_m`` of every excursion out of contact (one value per rebound, :func:`rebounds`)."""
+    return rebounds(t, x, contact_m, min_depth_m)[1]
 
 
 def euler_contact_amplification(p: ContactExampleParams, main_step_s: float) -> float:
@@ -351,4 +388,5 @@ def euler_contact_amplification(p: ContactExampleParams, main_step_s: float) -> 
 
 __all__ = ["IndependentIntegrationParams", "LinearEulerModel", "IndependentIntegrator", "run_independent",
            "ContactExampleParams", "simulate_reference", "simulate_explicit_euler", "simulate_independent",
-           "held", "rebound_metrics", "rebound_depths", "euler_contact_amplification"]
+           "held", "rebound_metrics", "rebounds", "rebound_depths", "euler_contact_amplification",
+           "FORCE_REF_CHOICES"]

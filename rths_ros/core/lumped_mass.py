@@ -42,6 +42,7 @@ from scipy.linalg import expm
 
 from rths_ros.core.harmonic_aff import (FS_MU, FS_NU, FS_P_IN, HarmonicAff, HarmonicAffParams,
                                         aff_step_kernel)
+from rths_ros.core.newmark import newmark_sdof_step
 from rths_ros.core.params import param
 
 __all__ = ["LumpedMassParams", "h_vir", "h_exp", "h_ref", "h_ref_discrete", "h_gu", "simulate",
@@ -120,24 +121,13 @@ def _rig_matrices(p: LumpedMassParams):
 
 
 @numba.njit(cache=True, nogil=True)
-def _newmark(q, m, d, k, dt, f):
-    """Average-acceleration Newmark step of a 1-DOF oscillator; q = [x, x', x''] in place."""
-    beta, gam = 0.25, 0.5
-    qs = q[0] + dt * q[1] + dt * dt * (0.5 - beta) * q[2]
-    vs = q[1] + dt * (1.0 - gam) * q[2]
-    acc = (f - d * vs - k * qs) / (m + gam * dt * d + beta * dt * dt * k)
-    q[2] = acc
-    q[1] = vs + gam * dt * acc
-    q[0] = qs + beta * dt * dt * acc
-
-
-@numba.njit(cache=True, nogil=True)
 def _sim_loop(n_steps, dt, every, amp, omegas, ad, bd, mt, ct, kt, mv, dv, kv, me, de, ke, limit, out, th_out,
               ci, cf, ist, fs, rng, theta, theta_app, theta0, r_ad, p_tilde, r_id, p, g_prev, cs, x_ad, x_id,
               y_ad, y_id, row_ad, col_ad, row_id, col_id, u):
     xr = np.zeros(2)
     qv = np.zeros(3)
     qe = np.zeros(3)
+    scratch = np.zeros(3)
     g = np.zeros(1)
     ge = np.zeros(1)
     lam = np.zeros(1)
@@ -178,8 +168,8 @@ def _sim_loop(n_steps, dt, every, amp, omegas, ad, bd, mt, ct, kt, mv, dv, kv, m
         if phase == 1:
             for i in range(omegas.shape[0]):
                 f += amp * math.cos(omegas[i] * tn)
-        _newmark(qv, mv, dv, kv, dt, f - lam_exp)
-        _newmark(qe, mv, dv, kv, dt, f)
+        newmark_sdof_step(qv, mv, dv, kv, dt, 0.25, 0.5, f - lam_exp, scratch)   # average acceleration
+        newmark_sdof_step(qe, mv, dv, kv, dt, 0.25, 0.5, f, scratch)
         lam[0] = -lam_exp
         g[0] = y_exp - qv[0]
         ge[0] = -qe[0]

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, lu_factor, lu_solve
 
@@ -46,6 +47,42 @@ class NewmarkParams:
     scheme: str = param("central_difference", "", doc=(
         "'central_difference' (explicit, feedback coupling) or 'average_acceleration' (implicit, fed by "
         "the measured force, feedforward coupling)"), choices=SCHEME_CHOICES)
+
+
+@numba.njit(cache=True, nogil=True)
+def newmark_predict(q, qd, qdd, dt, beta, gamma, q_star, qd_star):
+    """Newmark predictors from the state at t_n: ``q* = q + dt q' + dt^2 (1/2 - beta) q''``,
+    ``q'* = q' + dt (1 - gamma) q''`` (written into ``q_star``, ``qd_star``)."""
+    for i in range(q.shape[0]):
+        qd_star[i] = qd[i] + dt * (1.0 - gamma) * qdd[i]
+        q_star[i] = q[i] + dt * qd[i] + dt * dt * (0.5 - beta) * qdd[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def newmark_correct(q_star, qd_star, qdd_new, dt, beta, gamma, q, qd, qdd):
+    """Newmark correctors with the new acceleration: ``q'' = qdd_new``, ``q' = q'* + gamma dt q''``,
+    ``q = q* + beta dt^2 q''`` (written into ``q``, ``qd``, ``qdd``)."""
+    for i in range(q.shape[0]):
+        qdd[i] = qdd_new[i]
+        qd[i] = qd_star[i] + gamma * dt * qdd_new[i]
+        q[i] = q_star[i] + beta * dt * dt * qdd_new[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def newmark_sdof_step(state, m, c, k, dt, beta, gamma, f, scratch):
+    """One Newmark step of a 1-DoF oscillator ``m x'' + c x' + k x = f`` (force at the new time level) in place:
+    ``state`` = [x, x', x''] (3,), ``scratch`` (3,).  The same predictors and correctors as :class:`Newmark`
+    (:func:`newmark_predict`, :func:`newmark_correct`), with the scalar iteration matrix
+    ``S = m + gamma dt c + beta dt^2 k``; usable inside other numba loops."""
+    q = state[0:1]
+    qd = state[1:2]
+    qdd = state[2:3]
+    q_star = scratch[0:1]
+    qd_star = scratch[1:2]
+    acc = scratch[2:3]
+    newmark_predict(q, qd, qdd, dt, beta, gamma, q_star, qd_star)
+    acc[0] = (f - c * qd_star[0] - k * q_star[0]) / (m + gamma * dt * c + beta * dt * dt * k)
+    newmark_correct(q_star, qd_star, acc, dt, beta, gamma, q, qd, qdd)
 
 
 def _as_matrix(a, n: int | None = None) -> np.ndarray:
@@ -100,6 +137,8 @@ class Newmark:
         self.q = np.zeros(n) if q0 is None else np.asarray(q0, dtype=np.float64).reshape(n).copy()
         self.qd = np.zeros(n) if qd0 is None else np.asarray(qd0, dtype=np.float64).reshape(n).copy()
         self.qdd = self._initial_acceleration(f_ext0, lam0)
+        self._q_star = np.zeros(n)
+        self._qd_star = np.zeros(n)
         self.k = 0
 
     def _rhs_const(self, lam, f_ext) -> np.ndarray:
@@ -121,12 +160,10 @@ class Newmark:
 
     def step(self, lam_new=None, f_ext_new=None) -> np.ndarray:
         dt, b, g = self.dt, self.beta, self.gamma
-        qd_star = self.qd + dt * (1.0 - g) * self.qdd
-        q_star = self.q + dt * self.qd + dt * dt * (0.5 - b) * self.qdd
+        q_star, qd_star = self._q_star, self._qd_star
+        newmark_predict(self.q, self.qd, self.qdd, dt, b, g, q_star, qd_star)
         rhs = self._rhs_const(lam_new, f_ext_new) - self.C @ qd_star - self.K @ q_star
-        self.qdd = self._S.solve(rhs)
-        self.qd = qd_star + g * dt * self.qdd
-        self.q = q_star + b * dt * dt * self.qdd
+        newmark_correct(q_star, qd_star, self._S.solve(rhs), dt, b, g, self.q, self.qd, self.qdd)
         self.k += 1
         return self.G @ self.q
 

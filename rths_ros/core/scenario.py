@@ -35,6 +35,7 @@ from .platform import PlatformCommanderParams
 from .safety import FaultParams, SafetyParams
 from .sim_plant import SimPlantParams
 from .stewart import StewartGeometryParams
+from .tdc import ForceBlendParams
 from .vpp import VppParams
 from ..drivers.hardware import HardwareParams
 
@@ -118,6 +119,19 @@ class NumericalParams:
     building: BuildingScenarioParams = param(BuildingScenarioParams(), doc="servo-hydraulic building benchmark "
                                              "(Silva et al. 2020): structure, ground motion, transfer system, "
                                              "sensors, limits, plant draw (docs/benchmark_building.md)")
+    force_blend: ForceBlendParams = param(ForceBlendParams(), doc="force switch f = gamma f_p + (1 - gamma) f_n "
+                                          "with a specimen model and the power-discrepancy trip (seed 004 §4.4), "
+                                          "contact-test models")
+
+    def validate(self) -> None:
+        if self.force_blend.enabled and self.model not in CONTACT_TEST_MODELS:
+            raise ParameterError(f"force_blend.enabled: true is not allowed with model = {self.model!r}; expected "
+                                 f"one of {', '.join(CONTACT_TEST_MODELS)} (the specimen model is the contact "
+                                 "test's)")
+
+
+#: numerical models of the 1-D contact test (one interface DoF z, specimen of numerical.contact_1d)
+CONTACT_TEST_MODELS = ("contact_1d", "contact_1d_newmark", "contact_1d_independent")
 
 
 @dataclass(frozen=True)

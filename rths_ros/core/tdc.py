@@ -282,3 +282,83 @@ class TransferDynamicsCancellation:
         self.gamma.step(self.dt)
         self.sx.step(self.dt)
         return self.demand
+
+
+# ------------------------------------------------------------------------------------------------
+# force blending and power-discrepancy trip on the contact test (numerical.force_blend)
+# ------------------------------------------------------------------------------------------------
+
+SPECIMEN_MODEL_CHOICES = ("quasi_static", "sticky", "cor", "penalty")
+
+
+@dataclass(frozen=True)
+class ForceBlendParams:
+    """Seed 004 §4.4 in the loop of the contact test: the numerical part is driven by
+    ``f = gamma f_p + (1 - gamma) f_n`` (eq. 25) with ``f_p`` the measured interface force and ``f_n`` the force of a
+    numerical model of the specimen driven by the numerical interface position; the power-discrepancy trip ramps
+    ``gamma`` to 0 (the test then runs on the model force)."""
+
+    enabled: bool = param(False, "", doc="blend the measured force with a specimen model's force and watch the "
+                                         "power discrepancy (contact-test models only)")
+    specimen_model: str = param("quasi_static", "", doc="contact law of the specimen model that gives f_n (the "
+                                "specimen parameters are those of numerical.contact_1d): quasi_static = unilateral "
+                                "spring k_EXP behind the gap h0, as the reference solution",
+                                choices=SPECIMEN_MODEL_CHOICES)
+    gamma_initial: float = param(0.0, "", 0.0, 1.0, "gamma at the start of each trial (0 = the model force)")
+    gamma_target: float = param(1.0, "", 0.0, 1.0, "gamma to ramp to (1 = the measured force)")
+    gamma_rate_per_s: float = param(2.0, "1/s", 0.0, 1e6, "maximum rate of change of gamma while engaging")
+    trip: TripParams = param(TripParams(), doc="power-discrepancy trip: dP = f (z'_num - z'_ach)")
+
+
+class ForceBlend:
+    """Force switch, specimen model and trip of seed 004 §4.4 for the 1-D contact test.
+
+    Per synchronisation step ``k`` (before the numerical part steps): ``f = force(f_p, z, z', z'_ach)`` with
+    ``f_p`` the measured (gated) interface force, ``z, z'`` the numerical interface state of step ``k`` (the
+    command) and ``z'_ach`` the achieved interface velocity.  The specimen model is advanced from ``z_{k-1}`` to
+    ``z_k`` and gives ``f_n`` in the units of the force processor (gravity compensated: ``m_EXP g`` in flight,
+    ``m_EXP g - N`` in contact); ``f = gamma f_p + (1 - gamma) f_n``; the trip sees ``dP = f (z' - z'_ach)``; then
+    ``gamma`` moves one step towards its target (0 at ``1 / trip.ramp_time_s`` once tripped).
+    """
+
+    def __init__(self, params: ForceBlendParams, contact, dt_s: float) -> None:
+        from .specimen import Specimen1D, Specimen1DParams
+        self.params = params
+        self.dt = float(dt_s)
+        sp = Specimen1DParams(k_exp_n_per_m=contact.k_exp_n_per_m, m_exp_kg=contact.m_exp_kg, l0_m=contact.l0_m,
+                              h0_m=contact.h0_m, g_m_per_s2=contact.g_m_per_s2, contact_model=params.specimen_model,
+                              ground_stiffness_n_per_m=contact.ground_stiffness_n_per_m,
+                              ground_damping_kg_per_s=contact.ground_damping_kg_per_s,
+                              substeps=1000 if params.specimen_model == "penalty" else 1)
+        self.specimen = Specimen1D(sp, self.dt)
+        self._two_w = 2.0 * contact.m_exp_kg * contact.g_m_per_s2
+        self.reset()
+
+    def reset(self) -> None:
+        p = self.params
+        self.specimen.reset(0.0)
+        self.gamma = RampedSwitch(p.gamma_initial, p.gamma_target, p.gamma_rate_per_s)
+        self.trip = PowerTrip(p.trip, self.dt)
+        self.k = 0
+        self._z_prev = 0.0
+        self.f_model = 0.5 * self._two_w
+        self.force_n = 0.0
+        self.gamma_used = self.gamma.value
+
+    @property
+    def tripped(self) -> bool:
+        return self.trip.tripped
+
+    def force(self, f_phys: float, z_num: float, v_num: float, v_phys: float) -> float:
+        if self.k > 0:
+            self.f_model = self.specimen.step(self._z_prev, z_num) + self._two_w
+        self._z_prev = float(z_num)
+        self.gamma_used = self.gamma.value
+        f = blend_force(self.gamma_used, float(f_phys), self.f_model)
+        self.force_n = f
+        if self.trip.update(f, float(v_num), float(v_phys)) and self.gamma.target != 0.0:
+            self.gamma.target = 0.0
+            self.gamma.rate = 1.0 / self.params.trip.ramp_time_s
+        self.gamma.step(self.dt)
+        self.k += 1
+        return f

@@ -94,6 +94,7 @@ class VirtualRun:
         self.trial_len = s.steps + 1
         self.npc = fastpath.build_passivity(s) if s.passivity.enabled else None
         self.aff = fastpath.build_aff(s) if s.aff.enabled else None
+        self.blend = fastpath.build_force_blend(s)
         self.ilc = None
         if s.ilc.enabled:
             from .ilc_series import IlcSeries
@@ -137,6 +138,10 @@ class VirtualRun:
         self.commander.reset()
         self.force.reset()
         npc, ilc, aff = self.npc, self.ilc, self.aff
+        aff_sup = aff is not None and getattr(aff, "supervised", False)
+        blend = self.blend
+        if blend is not None:
+            blend.reset()
         if npc is not None:
             npc.reset()
         if aff is not None:
@@ -166,7 +171,10 @@ class VirtualRun:
             f_int = f_gated + f_d
             f_prev, zd_prev, zda_prev = f_gated, zd, qd_ach[0]
             if aff is not None:          # the aff_learner's half: adapt with the gap of measurement k
-                aff.adapt(b_cmd - ff_pos, out.lengths, step=k)
+                if aff_sup:              # harmonic AFF with the power-flow supervisor: P_in at the interface
+                    aff.adapt(b_cmd - ff_pos, out.lengths, step=k, lam_vir=-f_gated, gap_interface=q_ach[0] - z)
+                else:
+                    aff.adapt(b_cmd - ff_pos, out.lengths, step=k)
             if ilc is not None:
                 ilc.record_interface(k, z, q_ach[0])
                 if k > 0:
@@ -187,7 +195,10 @@ class VirtualRun:
             rec["wrench"][row] = out.wrench
             if k == self.n_steps:
                 break
-            z, zd = self.numerical.step(f_int)
+            if blend is not None:        # seed 004 §4.4: f = gamma f_p + (1 - gamma) f_n, power-discrepancy trip
+                z, zd = self.numerical.step(blend.force(f_gated, z, zd, qd_ach[0]) + f_d)
+            else:
+                z, zd = self.numerical.step(f_int)
             q[0], qd[0] = z, zd
             try:
                 cmd = self.commander.command(q, qd)

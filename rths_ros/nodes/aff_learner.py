@@ -9,7 +9,15 @@ secondary-path model; harmonic: with the basis W(t_k)) and publishes them on /rt
 (FIR: u_{k+1} = Theta . [b_{k+1}, b_k, ...]; harmonic: u_{k+1} = W(t_{k+1}) theta_k), so the learner works in
 parallel with the sensor and numerical part, not as a hop of the fast path.
 
-In:  /rths/leg_command (LegCommand, k), /rths/leg_state (LegState, k)
+Harmonic AFF with the power-flow supervisor (aff.harmonic.supervisor.enabled, seed 001 Alg. 2): the learner also
+reads the interface force F_int[k] (InterfaceForce), the commanded z_cmd[k] (InterfaceCommand) and the achieved
+z_ach[k] (InterfaceState) of the same step, and the supervisor takes P_in = lam_VIR . d/dt (z_ach - z_cmd) with
+lam_VIR = -F_int (the force on the numerical part); lockstep waits for all five messages of step k, realtime uses
+the newest interface values if the step's own are not there.
+
+In:  /rths/leg_command (LegCommand, k), /rths/leg_state (LegState, k); with the supervisor also
+     /rths/interface_force (InterfaceForce, k), /rths/interface_command (InterfaceCommand, k),
+     /rths/interface_state (InterfaceState, k)
 Out: /rths/aff_coefficients (AdaptiveFilter, k)
 """
 from __future__ import annotations
@@ -21,7 +29,8 @@ import numpy as np
 from ..core import fastpath
 from ..runtime.node import RthsNode, node_main
 
-from rths_ros.msg import AdaptiveFilter, LegCommand, LegState  # noqa: E402
+from rths_ros.msg import (AdaptiveFilter, InterfaceCommand, InterfaceForce, InterfaceState, LegCommand,  # noqa
+                          LegState)
 
 
 class AffLearnerNode(RthsNode):
@@ -36,6 +45,16 @@ class AffLearnerNode(RthsNode):
         self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)
         self.b_des: dict[int, np.ndarray] = {}
         self.b_meas: dict[int, np.ndarray] = {}
+        # the power-flow supervisor of the harmonic AFF needs the interface force and gap of every step
+        self.supervised = bool(getattr(self.aff, "supervised", False))
+        self.f_int: dict[int, float] = {}
+        self.z_cmd: dict[int, float] = {}
+        self.z_ach: dict[int, float] = {}
+        self._latest = [0.0, 0.0, 0.0]      # F_int, z_cmd, z_ach (realtime: newest values)
+        if self.supervised:
+            self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
+            self.control_subscription(InterfaceCommand, "/rths/interface_command", self.on_command)
+            self.control_subscription(InterfaceState, "/rths/interface_state", self.on_state)
         self.next_k = 0
         self.start = 0
         self.msg = AdaptiveFilter()
@@ -50,6 +69,32 @@ class AffLearnerNode(RthsNode):
         self.b_des = {k: v for k, v in self.b_des.items() if k >= start}
         self.b_meas = {k: v for k, v in self.b_meas.items() if k >= start}
         self.b_des[start] = self.home     # the platform is at home at the start of a trial
+        self.f_int = {k: v for k, v in self.f_int.items() if k >= start}
+        self.z_cmd = {k: v for k, v in self.z_cmd.items() if k >= start}
+        self.z_ach = {k: v for k, v in self.z_ach.items() if k >= start}
+        self._latest = [0.0, 0.0, 0.0]
+
+    def on_force(self, msg: InterfaceForce) -> None:
+        if self.done or not self.enter_trial(msg.step):
+            return
+        self.f_int[int(msg.step)] = self._latest[0] = float(msg.force[0])
+        self._try()
+
+    def on_command(self, msg: InterfaceCommand) -> None:
+        if self.done or not self.enter_trial(msg.step):
+            return
+        self.z_cmd[int(msg.step)] = self._latest[1] = float(msg.position[0])
+        self._try()
+
+    def on_state(self, msg: InterfaceState) -> None:
+        if self.done or not self.enter_trial(msg.step):
+            return
+        self.z_ach[int(msg.step)] = self._latest[2] = float(msg.position[0])
+        self._try()
+
+    def _interface_ready(self, k: int) -> bool:
+        return (not self.supervised or self.mode == "realtime"
+                or (k in self.f_int and k in self.z_cmd and k in self.z_ach))
 
     def on_leg_command(self, msg: LegCommand) -> None:
         if self.done or not self.enter_trial(msg.step):
@@ -69,7 +114,7 @@ class AffLearnerNode(RthsNode):
             if common:
                 self.timing.lost_messages += common[0] - self.next_k
                 self.next_k = common[0]
-        while self.next_k in self.b_des and self.next_k in self.b_meas:
+        while self.next_k in self.b_des and self.next_k in self.b_meas and self._interface_ready(self.next_k):
             k = self.next_k
             t0 = time.perf_counter_ns()
             self.timing.tick()
@@ -77,7 +122,17 @@ class AffLearnerNode(RthsNode):
             if self.aff.uses_output and k > self.start:
                 # u_k = Theta_{k-1} . [b_k, b_{k-1}, ...]: the output the platform added to b_k
                 self.aff.feedforward(b_k, step=k - self.start)
-            self.aff.adapt(b_k, self.b_meas.pop(k), step=k - self.start)
+            if self.supervised:
+                f = self.f_int.pop(k, self._latest[0])
+                zc = self.z_cmd.pop(k, self._latest[1])
+                za = self.z_ach.pop(k, self._latest[2])
+                self.aff.adapt(b_k, self.b_meas.pop(k), step=k - self.start, lam_vir=-f, gap_interface=za - zc)
+                if len(self.f_int) + len(self.z_cmd) + len(self.z_ach) > 300:   # realtime: drop skipped steps
+                    for d in (self.f_int, self.z_cmd, self.z_ach):
+                        for old in [j for j in d if j < k]:
+                            del d[old]
+            else:
+                self.aff.adapt(b_k, self.b_meas.pop(k), step=k - self.start)
             m = self.msg
             m.header.stamp = self.get_clock().now().to_msg()
             m.step = k

@@ -3,11 +3,18 @@ the commanded interface motion (seed 000 §2.8 step 3).
 
 In:  /rths/interface_force (InterfaceForce, step k)
      /rths/passivity (PassivityState, step k) when passivity control is on: F_int = F'_m + F_d
+     /rths/interface_state (InterfaceState, step k) when force blending is on
 Out: /rths/interface_command (InterfaceCommand, step k+1) -- z_{k+1}, zdot_{k+1}
 
 In lockstep mode a force sample waits for the damping force of the same step (it is computed in
 parallel by the passivity_controller, so this costs no hop); in realtime mode the newest damping
 coefficient is applied to the current velocity if the step's own value is not there yet.
+
+Force blending (numerical.force_blend, seed 004 §4.4; :class:`rths_ros.core.tdc.ForceBlend`): the model is fed
+``gamma F'_m + (1 - gamma) f_n (+ F_d)`` with ``f_n`` from a specimen model driven by the commanded interface
+position, and the power-discrepancy trip watches ``f (z'_cmd - z'_ach)``; the achieved velocity of step k comes
+from /rths/interface_state (InterfaceState, step k), which a force sample waits for in lockstep (realtime: the
+newest value).
 
 The model is built by :func:`rths_ros.core.fastpath.build_numerical` (same object as the virtual
 run).  If a force sample is missing in realtime mode the model is advanced over the gap with the
@@ -33,7 +40,7 @@ from ..runtime.node import RthsNode, node_main, set_stamp, stamp_ns
 
 from ..core.safety import non_finite
 
-from rths_ros.msg import InterfaceCommand, InterfaceForce, PassivityState, TestEvent  # noqa: E402
+from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState, TestEvent  # noqa: E402
 
 
 class NumericalSubstructureNode(RthsNode):
@@ -54,6 +61,14 @@ class NumericalSubstructureNode(RthsNode):
         self.alpha_latest = 0.0
         if self.npc:
             self.control_subscription(PassivityState, "/rths/passivity", self.on_passivity)
+        # seed 004 §4.4: force switch and power-discrepancy trip (needs the achieved interface velocity)
+        self.blend = fastpath.build_force_blend(scenario) if not (self.gait or self.building) else None
+        self.v_ach: dict[int, float] = {}
+        self.v_ach_latest = 0.0
+        self._z_cmd = 0.0        # the command of the current step (z_k, z'_k): the numerical interface state
+        self._zd_cmd = 0.0
+        if self.blend is not None:
+            self.control_subscription(InterfaceState, "/rths/interface_state", self.on_state)
         self.msg = InterfaceCommand()
         self.next_k = 0          # step index of the next force sample we expect
         self.f_last = 0.0
@@ -66,6 +81,10 @@ class NumericalSubstructureNode(RthsNode):
         start = trial * self.trial_len
         self.next_k = start
         self.f_last = 0.0
+        if self.blend is not None:
+            self.blend.reset()
+            self.v_ach = {k: v for k, v in self.v_ach.items() if k >= start}
+            self.v_ach_latest = 0.0
         if self.gait:
             self.f3_last = (0.0, 0.0, 0.0)
             self.publish_gait_command(start, start, time.time_ns())
@@ -118,6 +137,7 @@ class NumericalSubstructureNode(RthsNode):
             m.velocity = self.model.qd
         else:
             self._pos[0], self._vel[0] = z, zd
+            self._z_cmd, self._zd_cmd = z, zd
             m.position = self._pos
             m.velocity = self._vel
         m.origin_step = origin_k
@@ -127,10 +147,29 @@ class NumericalSubstructureNode(RthsNode):
     def on_passivity(self, msg: PassivityState) -> None:
         self.fd_by_step[int(msg.step)] = float(msg.damping_force)
         self.alpha_latest = float(msg.alpha)
-        if self.pending:
-            for k in sorted(self.pending):
-                if k in self.fd_by_step:
-                    self.on_force(self.pending.pop(k))
+        self._drain()
+
+    def on_state(self, msg: InterfaceState) -> None:
+        if self.done or not self.enter_trial(msg.step):
+            return
+        self.v_ach[int(msg.step)] = self.v_ach_latest = float(msg.velocity[0])
+        self._drain()
+
+    def _drain(self) -> None:
+        """Process the waiting force samples whose damping force / achieved velocity has arrived, in order."""
+        while self.pending:
+            k = min(self.pending)
+            if not self._ready(k):
+                return
+            self.on_force(self.pending.pop(k))
+
+    def _ready(self, k: int) -> bool:
+        """Lockstep: the inputs of step k besides the force are here (F_d, and z'_ach with force blending)."""
+        if self.mode == "realtime":
+            return True
+        if self.npc and self.local_step(k) != 0 and k not in self.fd_by_step:
+            return False
+        return self.blend is None or k in self.v_ach
 
     def damping(self, k: int) -> float | None:
         """F_d(t_k), or None if it must still arrive (lockstep)."""
@@ -146,8 +185,7 @@ class NumericalSubstructureNode(RthsNode):
     def on_force(self, msg: InterfaceForce) -> None:
         if self.done:
             return
-        if self.npc and self.mode != "realtime" and self.local_step(msg.step) != 0 \
-                and int(msg.step) not in self.fd_by_step:
+        if not self._ready(int(msg.step)) or (self.pending and int(msg.step) > min(self.pending)):
             self.pending[int(msg.step)] = msg
             return
         t0 = time.perf_counter_ns()
@@ -167,7 +205,14 @@ class NumericalSubstructureNode(RthsNode):
         while self.next_k < k:  # realtime gap: hold the last force over the missing steps
             self.model.step(self.f_last)
             self.next_k += 1
-        f_int = float(msg.force[0]) + self.damping(k)
+        f_p = float(msg.force[0])
+        if self.blend is not None:   # f = gamma F'_m + (1 - gamma) f_n, power-discrepancy trip (seed 004 §4.4)
+            v_ach = self.v_ach.pop(k, self.v_ach_latest)
+            f_p = self.blend.force(f_p, self._z_cmd, self._zd_cmd, v_ach)
+            if len(self.v_ach) > 100:   # realtime: states of skipped steps
+                for old in [j for j in self.v_ach if j < k]:
+                    del self.v_ach[old]
+        f_int = f_p + self.damping(k)
         bad = non_finite("interface force", (f_int,), k)
         if bad:
             self.abort_reason = f"numerical_substructure: {bad}"
