@@ -3,6 +3,7 @@ objects; test_controllers_graph.py shows the graph reproduces it): NPC, ILC, ILC
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rths_ros.analysis.metrics import compute_metrics, dominant_frequency
 from rths_ros.analysis.run_analysis import reference_for
@@ -67,15 +68,32 @@ def test_ilc_fq12_diverges_at_about_5_hz_and_is_stopped():
     assert 4.0 <= f <= 6.0, f
 
 
-def test_ilc_with_npc_is_stable_and_learns():
-    s = scn.load("contact_1d", [D50, "ilc.enabled=true", "ilc.beta_per_s=10", "ilc.gamma=2", "ilc.f_q_cut_hz=2",
-                                "passivity.enabled=true", "passivity.g_p_kg_per_s=1600", "passivity.t_error_s=0.1",
-                                "passivity.t_tot_s=0.1", "loop.trials=8"])
-    rec = run_virtual(s)
-    trials = _trials(s, rec)
+ILC_NPC = [D50, "ilc.enabled=true", "ilc.beta_per_s=10", "ilc.gamma=2", "ilc.f_q_cut_hz=2",
+           "passivity.enabled=true", "passivity.g_p_kg_per_s=1600", "passivity.t_error_s=0.1",
+           "passivity.t_tot_s=0.1", "loop.trials=8"]          # seed 000 §6.4
+
+
+def _series(overrides):
+    s = scn.load("contact_1d", overrides)
+    return _trials(s, run_virtual(s))
+
+
+@pytest.fixture(scope="module")
+def ilc_npc():
+    return _series(ILC_NPC)
+
+
+def _max_step_change(f_d):
+    return float(np.max(np.abs(np.diff(f_d))))
+
+
+def test_ilc_with_npc_is_stable_and_learns(ilc_npc):
+    trials = ilc_npc
     assert all(m["stable"] for _, m in trials), [m["stability_reason"] for _, m in trials]
     e_ref = [m["e_ref_rel"] for _, m in trials]
     assert e_ref[-1] < 0.5 * e_ref[0], e_ref
+    assert all(b < a for a, b in zip(e_ref[:6], e_ref[1:6])), e_ref     # falls while the ILC learns
+    assert max(e_ref[5:]) < 1.1 * min(e_ref[5:]), e_ref                # then levels off
     # NPC works hardest while the ILC has not learned yet: the damping force falls over the trials
     # (the single-sample peak is noisy; its early maximum and the contact-phase RMS are the robust view)
     peak_fd = [m["peak_damping_force_n"] for _, m in trials]
@@ -83,3 +101,16 @@ def test_ilc_with_npc_is_stable_and_learns():
     rms_fd = [float(np.sqrt(np.mean(tr["f_d"][tr["contact"]] ** 2))) for tr, _ in trials]
     assert rms_fd[-1] < 0.7 * rms_fd[0], rms_fd
     assert max(peak_fd) < 5.0                        # no normalisation spikes (floor of |P~_tot|)
+
+
+def test_ilc_with_npc_floor_prevents_normalisation_spikes(ilc_npc):
+    """alpha = G_P P~_error / max(|P~_tot|, floor): with the floor F_d rises over many steps to a few N; without
+    it (cap kept) alpha jumps to the cap where P~_tot passes zero and F_d spikes within one step."""
+    fd_floor = [tr["f_d"] for tr, _ in ilc_npc]
+    fd_raw = [tr["f_d"] for tr, _ in _series([*ILC_NPC, "passivity.p_tot_min_w=0"])]
+    peak_floor = max(float(np.max(np.abs(f))) for f in fd_floor)
+    for f in fd_floor:
+        assert _max_step_change(f) < 0.25 * float(np.max(np.abs(f)))          # no one-step rise
+    spikes = [f for f in fd_raw if _max_step_change(f) > 0.5 * float(np.max(np.abs(f)))]
+    assert spikes, [_max_step_change(f) for f in fd_raw]
+    assert max(float(np.max(np.abs(f))) for f in fd_raw) > 3.0 * peak_floor
