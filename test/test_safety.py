@@ -236,18 +236,25 @@ def _first_step_beyond(v: dict, rows_bad: np.ndarray) -> int:
 def test_velocity_feedforward_of_a_learner_beyond_the_speed_limit_is_never_executed(tmp_path):
     """ILC at velocity level adds its output to the velocity feedforward only; with a learning gain 100 x the
     default the second trial's feedforward exceeds the leg speed limit while the desired rate and the length stay
-    admissible.  The plant refuses that command: the run aborts at exactly the step where the virtual run's
-    feedforward first exceeds the limit, and no leg ever moved faster than the limit."""
-    ov = ["ilc.enabled=true", "ilc.injection=velocity", "loop.trials=2", "ilc.beta_per_s=1000", "ilc.gamma=0"]
+    admissible.  The platform commander refuses to send that command (it checks the command after every
+    feedforward); with its checks switched off the plant refuses it: the run aborts at exactly the step where the
+    virtual run's feedforward first exceeds the limit, and no leg ever moved faster than the limit."""
+    learn = ["ilc.enabled=true", "ilc.injection=velocity", "loop.trials=2", "ilc.beta_per_s=1000", "ilc.gamma=0"]
+    ov = learn + ["platform.commander.enforce_limits=false"]
     s = scn.load("contact_1d", ov)
     vmax = s.platform.geometry.leg_velocity_max_m_per_s
     from rths_ros.core.vrths import run_virtual
     v = run_virtual(s)
+    assert not v["aborted"]                                  # nothing upstream of the plant checks it now
     ff = np.asarray(v["ff_velocity"])
     k_bad = _first_step_beyond(v, np.max(np.abs(ff), axis=1) > vmax)
     assert int(v["k"][0]) == 0 and k_bad > s.steps          # the second trial, the learned feedforward
     row = int(np.nonzero(v["k"] == k_bad)[0][0])
     assert np.all(np.abs(v["bdot_meas"][:row]) <= vmax)       # up to there nothing else was near the limit
+    # with the commander's checks on (the default) the platform stops at the same step, before sending it
+    vd = run_virtual(scn.load("contact_1d", learn))
+    assert vd["aborted"] and "commanded velocity feedforward" in vd["abort_reason"], vd.get("abort_reason")
+    assert int(vd["k"][-1]) == k_bad - 1, (int(vd["k"][-1]), k_bad)
     _, out, res, _ = _run(tmp_path, "ilc_ff", ov)
     assert res.code != 0
     assert (f"sim_plant: leg " in res.message and "commanded velocity feedforward" in res.message

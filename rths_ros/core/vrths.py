@@ -208,8 +208,8 @@ class VirtualRun:
                                                                                              step=k + 1))
                 if ilc is not None:
                     ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
-                    if ilc.position and self.commander.params.enforce_limits:
-                        self.commander.check(cmd.length, cmd.velocity)
+                if (aff is not None or ilc is not None) and self.commander.params.enforce_limits:
+                    self.commander.check_command(cmd)   # the command as sent, after every feedforward
             except LimitViolation as exc:  # the node aborts the run here; so does the virtual run
                 rec["aborted"] = True
                 rec["abort_reason"] = f"step {row + 1}: {exc}"

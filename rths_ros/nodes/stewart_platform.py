@@ -151,8 +151,8 @@ class StewartPlatformNode(RthsNode):
             if self.ilc is not None:
                 self.ilc.apply(local, self.ilc_ff[trial], cmd.length, cmd.feedforward_velocity,
                                cmd.feedforward_position)
-                if self.ilc.position and self.commander.params.enforce_limits:
-                    self.commander.check(cmd.length, cmd.velocity)
+            if (self.aff is not None or self.ilc is not None) and self.commander.params.enforce_limits:
+                self.commander.check_command(cmd)   # the command as sent, after every feedforward
             if 0 <= self._offset_at <= msg.step:     # injected fault: a wrong leg command
                 cmd.length[0] += self._offset_m
                 self.commander.check(cmd.length, cmd.velocity)
