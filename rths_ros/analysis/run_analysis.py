@@ -81,7 +81,8 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
         k = int(m.step)
         if k <= n:
             rec["f_d"][k] = m.damping_force
-    rec["f_int"] = rec["f_int"] + rec["f_d"]   # the force the numerical part was fed: F'_m + F_d
+    rec["f_int"] = rec["f_int"] + rec["f_d"]   # F'_m + F_d: the force the numerical part was fed (with force
+    #                                            blending, numerical.force_blend, it was fed gamma f_p + (1 - gamma) f_n)
     missing = {key: int((~v).sum()) for key, v in seen.items()}
     # A step whose sample never reached the bag (best-effort QoS in realtime mode, or a step the
     # node skipped) holds the previous sample, as the receiving node did on the rig.
