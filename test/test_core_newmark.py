@@ -6,7 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.newmark import (AverageAcceleration, CentralDifference, NewmarkParams, make_integrator)
+from rths_ros.core.newmark import (AverageAcceleration, CentralDifference, NewmarkParams, amplification_matrix,
+                                   iteration_inverse, make_integrator, newmark_mdof_step, newmark_sample,
+                                   newmark_sdof_step)
 from rths_ros.core.params import ParameterError, build
 
 
@@ -163,3 +165,63 @@ def test_params_and_factory():
     assert isinstance(integ, AverageAcceleration) and integ.dt == 0.002
     with pytest.raises(ParameterError, match="scheme"):
         build(NewmarkParams, {"scheme": "euler"})
+
+
+def _chain3():
+    M = np.diag([3.0, 2.0, 1.0])
+    K = np.array([[5000.0, -2000.0, 0.0], [-2000.0, 3000.0, -1000.0], [0.0, -1000.0, 1000.0]])
+    return M, 1.5 * M + 1e-3 * K, K
+
+
+@pytest.mark.parametrize("scheme", ["average_acceleration", "central_difference"])
+def test_mdof_kernel_sample_equals_the_integrator_classes(scheme):
+    """newmark_sample (the compiled MDOF kernel) against the Python integrators on a damped 3-DoF chain driven by
+    a random load: the same scheme, the same time levels (AA: load of sample k at t_{k+1} and, in the first sample,
+    also for q''[0]; CD: load of sample k at t_k, explicit q[k+1])."""
+    M, C, K = _chain3()
+    dt, n = 2e-3, 800
+    loads = np.random.default_rng(5).standard_normal((n, 3)) * [50.0, 0.0, 20.0]
+    beta = 0.25 if scheme == "average_acceleration" else 0.0
+    m_inv, s_inv = np.linalg.inv(M), iteration_inverse(M, C, K, dt, beta, 0.5)
+    st, scratch = np.zeros((3, 3)), np.zeros((4, 3))
+    out_q, out_qd = np.zeros(3), np.zeros(3)
+    if beta:
+        ref = AverageAcceleration(M, C, K, dt, f_ext0=loads[0])
+    else:
+        ref = CentralDifference(M, C, K, dt)
+    qk, qr = np.zeros((n, 3)), np.zeros((n, 3))
+    for k in range(n):
+        newmark_sample(st, k == 0, m_inv, s_inv, C, K, dt, beta, 0.5, loads[k], out_q, out_qd, scratch)
+        qk[k] = out_q
+        qr[k] = ref.step(f_ext_new=loads[k]) if beta else ref.step(f_ext=loads[k])
+    np.testing.assert_allclose(qk, qr, rtol=0, atol=1e-12 * np.max(np.abs(qr)))
+    if beta:   # the state is the new level: q' and q'' as the class
+        np.testing.assert_allclose(st[1], ref.qd, rtol=1e-10)
+        np.testing.assert_allclose(st[2], ref.qdd, rtol=1e-10)
+
+
+def test_mdof_kernel_step_equals_the_sdof_kernel_for_one_dof():
+    m, c, k, dt = 2.0, 3.0, 800.0, 1e-3
+    s1, sc1 = np.array([1e-3, 0.2, 0.0]), np.zeros(3)
+    s3, sc3 = np.array([[1e-3], [0.2], [0.0]]), np.zeros((4, 1))
+    s_inv = iteration_inverse([[m]], [[c]], [[k]], dt, 0.25, 0.5)
+    for i in range(200):
+        f = math.sin(0.05 * i)
+        newmark_sdof_step(s1, m, c, k, dt, 0.25, 0.5, f, sc1)
+        newmark_mdof_step(s3, s_inv, np.array([[c]]), np.array([[k]]), dt, 0.25, 0.5, np.array([f]), sc3)
+    np.testing.assert_allclose(s3[:, 0], s1, rtol=1e-12)
+
+
+def test_amplification_matrix_spectral_radius():
+    """Undamped: average acceleration |lambda| = 1 at any dt; central difference 1 below omega_max dt = 2 and > 1
+    above it."""
+    M, _, K = _chain3()
+    Z = np.zeros((3, 3))
+    dt_lim = CentralDifference.stability_limit_dt(M, K)
+
+    def rho(dt, beta):
+        return float(np.max(np.abs(np.linalg.eigvals(amplification_matrix(M, Z, K, dt, beta, 0.5)))))
+
+    assert rho(10 * dt_lim, 0.25) == pytest.approx(1.0, abs=1e-9)
+    assert rho(0.95 * dt_lim, 0.0) == pytest.approx(1.0, abs=1e-9)
+    assert rho(1.05 * dt_lim, 0.0) > 1.5

@@ -15,7 +15,14 @@ Parts (all linear, Δt = 1/4096 s, every continuous block discretised once at co
 
       M_n q'' + C_n q' + K_n q = -M ι a_g - e1 f_e
 
-  and its DoF 1 displacement ``y1 = q1`` is the desired actuator displacement.
+  and its DoF 1 displacement ``y1 = q1`` is the desired actuator displacement.  Time integration
+  (``integrator``): ``"zoh"`` (default) the exact zero-order-hold map with ``[a_g, f_e]`` held over the
+  sample; or one of the Newmark schemes of seed 001 §2.3 (:func:`rths_ros.core.newmark.newmark_sample`, the
+  kernels of :mod:`rths_ros.core.newmark`): ``"average_acceleration"`` (implicit, feedforward form: the
+  sample's inputs ``[a_g,k, f_m,k]`` act at the new time level ``k+1``, no iteration) or
+  ``"central_difference"`` (explicit, feedback form: the inputs act at level ``k``, ``q[k+1]`` follows
+  explicitly; refused unless ``omega_max dt < 2``).  In both the first sample's inputs also give the initial
+  acceleration (they act from ``t = 0+``, as the held inputs of the ZOH map do).
 * **Control plant** :class:`ServoHydraulicPlant`: servo-valve ``a1β0/(s² + β1 s + β2)`` in a unity
   displacement loop around ``G0 = Ga Gest/(1 + Ga Gest a2 s)``, ``Ga = 1/(s + a3)``,
   ``Gest = 1/(m_e s² + c_e s + k_e)``, overall gain ``g``.  State ``z = [v, v', F, x, x']``::
@@ -51,7 +58,7 @@ Timing of one sample k (t_k = k Δt), the order a ROS graph must follow::
 
     x_m,k, f_m,k   = sensors at t_k                     (ServoHydraulicPlant.measure / previous step)
     u_k            = controller.step(y1_k, x_m,k)        (TrackingController)
-    y1_{k+1}       = numerical.step(f_m,k, a_g,k)        (NumericalSubstructure; ZOH on f_m, a_g)
+    y1_{k+1}       = numerical.step(f_m,k, a_g,k)        (NumericalSubstructure; ZOH on f_m, a_g, or Newmark)
     x_m,k+1, f_m,k+1 = plant.step(u_k)                   (D/A, plant over [t_k, t_k+1), A/D)
 
 so the command y1_k depends on forces up to f_m,k-1 (one-sample coupling, as in the continuous
@@ -69,12 +76,17 @@ import numba
 import numpy as np
 from scipy.linalg import expm, matrix_balance
 
+from .newmark import CentralDifference, amplification_matrix, iteration_inverse, newmark_sample
 from .params import ParameterError, build, param
 from .tracking_controller import DT_S, ReferenceController, TrackingController
 
 EARTHQUAKES = ("elcentro", "kobe", "morgan")
 CASES = (1, 2, 3, 4)
 SPECIMEN_FORCE_CHOICES = ("restoring", "actuator")
+#: time integration of the numerical substructure (``BenchmarkParams.integrator``)
+INTEGRATOR_CHOICES = ("zoh", "average_acceleration", "central_difference")
+#: Newmark (beta, gamma) of the two Newmark choices
+NEWMARK_COEFFICIENTS = {"average_acceleration": (0.25, 0.5), "central_difference": (0.0, 0.5)}
 
 
 @dataclass(frozen=True)
@@ -86,6 +98,11 @@ class BenchmarkParams:
     ground_motion_scale: float = param(0.4, "-", 0.0, 10.0, "factor on the unscaled record")
     duration_s: float = param(0.0, "s", 0.0, 600.0, "simulated time; 0 = the whole record")
     dt_s: float = param(DT_S, "s", 1e-5, 0.01, "sample time Δt of the control loop and the substructure")
+    integrator: str = param("zoh", "", doc=(
+        "time integration of the numerical substructure: 'zoh' = exact zero-order-hold map (a_g, f_e held over "
+        "the sample), 'average_acceleration' = implicit Newmark fed by the sample's measured force at the new "
+        "time level (feedforward form), 'central_difference' = explicit Newmark (feedback form; refused unless "
+        "omega_max dt < 2)"), choices=INTEGRATOR_CHOICES)
     m_e_kg: float = param(29.13, "kg", 1e-3, 1e4, "specimen mass m_e")
     k_e_n_per_m: float = param(1.19e6, "N/m", 1.0, 1e9, "nominal specimen stiffness k_e")
     zeta_e: float = param(0.0097, "-", 0.0, 1.0, "specimen damping ratio; c_e = 2 zeta_e sqrt(k_e m_e)")
@@ -119,6 +136,10 @@ class BenchmarkParams:
     @property
     def c_e_n_s_per_m(self) -> float:
         return 2.0 * self.zeta_e * math.sqrt(self.k_e_n_per_m * self.m_e_kg)
+
+    def validate(self) -> None:
+        if self.integrator == "central_difference":
+            check_explicit_stability(self)
 
 
 @dataclass(frozen=True)
@@ -221,6 +242,24 @@ def structure_matrices(params: BenchmarkParams) -> dict:
     a_r, b_r = ss(m, k, c, [m @ iota])
     return {"A_n": a_n, "B_n": b_n, "A_r": a_r, "B_r": b_r, "M": m, "K": k, "C": c,
             "M_n": mn, "K_n": kn, "C_n": cn}
+
+
+def explicit_stability_limit(params: BenchmarkParams, matrices: dict | None = None) -> tuple[float, float]:
+    """``(omega_max dt, 2/omega_max)`` of the numerical substructure's undamped ``M_n, K_n``: the central
+    difference is stable for ``omega_max dt < 2`` (seed 001 Table 2.1)."""
+    m = structure_matrices(params) if matrices is None else matrices
+    limit = CentralDifference.stability_limit_dt(m["M_n"], m["K_n"])
+    return 2.0 * params.dt_s / limit, limit
+
+
+def check_explicit_stability(params: BenchmarkParams, matrices: dict | None = None) -> None:
+    """Refuse ``integrator = "central_difference"`` when ``omega_max dt >= 2`` (the run would diverge)."""
+    wdt, limit = explicit_stability_limit(params, matrices)
+    if not wdt < 2.0:
+        raise ParameterError(
+            f"integrator: 'central_difference' is not allowed with dt_s = {params.dt_s!r}: omega_max dt = {wdt:.4g} of "
+            f"the numerical substructure (M_n, K_n of case {params.case}) is not below 2; expected dt_s < "
+            f"{limit:.4g} s or one of 'zoh', 'average_acceleration'")
 
 
 def plant_values(params: BenchmarkParams, seed: int | None = None) -> PlantValues:
@@ -343,15 +382,31 @@ def _response(ad, bd, ag):
 
 
 @numba.njit(cache=True)
-def _run_fused(ad_n, bd_n, ad_p, bd_p, cfg, ag, noise, coef, lim):
+def _newmark_advance(mats, load, ncoef, st, scratch, x, a_g, f_meas, first):
+    """One Newmark sample of the numerical substructure (:func:`rths_ros.core.newmark.newmark_sample`):
+    load ``f = load[0] a_g + load[1] f_meas``; ``mats`` = [M^-1, S^-1, C, K] (4, n, n); ``ncoef`` = [dt, beta,
+    gamma]; state ``st`` (3, n), ``scratch`` (5, n); the command ``[q; q']`` goes to ``x`` (2n,)."""
+    n = st.shape[1]
+    f = scratch[4]
+    for i in range(n):
+        f[i] = load[0, i] * a_g + load[1, i] * f_meas
+    newmark_sample(st, first, mats[0], mats[1], mats[2], mats[3], ncoef[0], ncoef[1], ncoef[2], f, x[:n], x[n:],
+                   scratch[:4])
+
+
+@numba.njit(cache=True)
+def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, ag, noise, coef, lim):
     """The whole run loop of :func:`run_benchmark` for a controller of the linear form of
     ``TrackingController.fast_coefficients`` (same order of operations as the per-step objects).
-    ``lim`` = [force capacity, abort_on_stroke_velocity, stroke, velocity].  Returns the columns, the
-    abort row (-1 = none) and the maxima (|F|, |x|, |x'|)."""
+    ``scheme`` 0 = ZOH map ``ad_n, bd_n``, else Newmark with ``mats, load, ncoef`` (see
+    :func:`_newmark_advance`).  ``lim`` = [force capacity, abort_on_stroke_velocity, stroke, velocity].
+    Returns the columns, the abort row (-1 = none) and the maxima (|F|, |x|, |x'|)."""
     n = ag.shape[0]
     y = np.zeros((n, 3))
     cols = np.zeros((7, n))   # u, u_applied, x_m, f_m, x, xdot, f_act
     xs = np.zeros(ad_n.shape[0])
+    st = np.zeros((3, load.shape[1]))
+    scratch = np.zeros((5, load.shape[1]))
     z = np.zeros(ad_p.shape[0])
     l0, l1, ld, fb, p0, p1, pd = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6]
     y_prev = r_prev = e_prev = u_prev = 0.0
@@ -368,7 +423,10 @@ def _run_fused(ad_n, bd_n, ad_p, bd_p, cfg, ag, noise, coef, lim):
         u = p0 * e + p1 * e_prev - pd * u_prev
         y_prev, r_prev, e_prev, u_prev = y1, r, e, u
         cols[0, k] = u
-        _advance2(ad_n, bd_n, xs, ag[k], fm)
+        if scheme == 0:
+            _advance2(ad_n, bd_n, xs, ag[k], fm)
+        else:
+            _newmark_advance(mats, load, ncoef, st, scratch, xs, ag[k], fm, k == 0)
         if not np.isfinite(u):
             abort = k
             break
@@ -397,17 +455,51 @@ def reference_response(params: BenchmarkParams, ag: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # per-step objects
 class NumericalSubstructure:
-    """The building without the specimen; one :meth:`step` per sample (module doc, "Timing")."""
+    """The building without the specimen; one :meth:`step` per sample (module doc, "Timing").
+
+    ``x`` = ``[q; q']`` (6,) of the current sample, the command; with ``integrator = "zoh"`` it is the state of
+    the map ``x <- Ad x + Bd [a_g, f_e]`` (``ad``, ``bd``), with a Newmark scheme the output of
+    :func:`rths_ros.core.newmark.newmark_sample` (state ``state`` = rows ``q, q', q''``).  ``spectral_radius``:
+    of ``Ad`` or of the scheme's amplification matrix (free response; <= 1 + round-off when stable)."""
 
     def __init__(self, params: BenchmarkParams):
         self.params = params
+        self.integrator = params.integrator
+        if self.integrator not in INTEGRATOR_CHOICES:
+            raise ParameterError(f"integrator: {self.integrator!r} is not allowed; expected one of "
+                                 + ", ".join(repr(c) for c in INTEGRATOR_CHOICES))
         m = structure_matrices(params)
         self.ad, self.bd = zoh(m["A_n"], m["B_n"], params.dt_s)
-        self.spectral_radius = float(np.max(np.abs(np.linalg.eigvals(self.ad))))
         self.x = np.zeros(6)
+        self.scheme = INTEGRATOR_CHOICES.index(self.integrator)      # 0 = ZOH (the fused loop's switch)
+        #: omega_max dt of the undamped M_n, K_n and the explicit limit 2/omega_max (seed 001 Table 2.1)
+        self.omega_max_dt, self.dt_limit_s = explicit_stability_limit(params, m)
+        if self.integrator == "zoh":
+            self.spectral_radius = float(np.max(np.abs(np.linalg.eigvals(self.ad))))
+            beta = gamma = 0.0
+            self.mats = np.zeros((4, 3, 3))
+        else:
+            beta, gamma = NEWMARK_COEFFICIENTS[self.integrator]
+            if beta == 0.0:
+                check_explicit_stability(params, m)
+            self.mats = np.ascontiguousarray(np.stack([
+                np.linalg.inv(m["M_n"]), iteration_inverse(m["M_n"], m["C_n"], m["K_n"], params.dt_s, beta, gamma),
+                m["C_n"], m["K_n"]]))
+            amp = amplification_matrix(m["M_n"], m["C_n"], m["K_n"], params.dt_s, beta, gamma)
+            self.spectral_radius = float(np.max(np.abs(np.linalg.eigvals(amp))))
+        e1 = np.zeros(3)
+        e1[0] = 1.0
+        #: load f = load[0] a_g + load[1] f_e = -M iota a_g - e1 f_e (the right-hand side of the module doc)
+        self.load = np.ascontiguousarray(np.stack([-m["M"] @ np.ones(3), -e1]))
+        self.ncoef = np.array([params.dt_s, beta, gamma])
+        self.state = np.zeros((3, 3))
+        self._scratch = np.zeros((5, 3))
+        self._first = True
 
     def reset(self) -> None:
         self.x[:] = 0.0
+        self.state[:] = 0.0
+        self._first = True
 
     @property
     def command(self) -> float:
@@ -421,8 +513,13 @@ class NumericalSubstructure:
 
     def step(self, f_meas: float, a_g: float) -> float:
         """Advance one sample with the measured force ``f_meas`` (N) and ground acceleration ``a_g``
-        (m/s²) held; returns the next command y1 (m)."""
-        _advance2(self.ad, self.bd, self.x, float(a_g), float(f_meas))
+        (m/s²) of the sample (held over it, or at the scheme's time level); returns the next command y1 (m)."""
+        if self.scheme == 0:
+            _advance2(self.ad, self.bd, self.x, float(a_g), float(f_meas))
+        else:
+            _newmark_advance(self.mats, self.load, self.ncoef, self.state, self._scratch, self.x, float(a_g),
+                             float(f_meas), self._first)
+            self._first = False
         return float(self.x[0])
 
 
@@ -591,7 +688,8 @@ def run_benchmark(case: int | None = None, earthquake: str | None = None, contro
         p = params
         lim = np.array([p.force_capacity_n, 1.0 if p.abort_on_stroke_velocity else 0.0, p.stroke_m,
                         p.velocity_m_per_s])
-        yarr, carr, abort, fmax, smax, vmax = _run_fused(num.ad, num.bd, plant.ad, plant.bd, plant._cfg, ag,
+        yarr, carr, abort, fmax, smax, vmax = _run_fused(num.ad, num.bd, num.scheme, num.mats, num.load, num.ncoef,
+                                                         plant.ad, plant.bd, plant._cfg, ag,
                                                          plant.noise_sequence(n + 1),
                                                          np.asarray(coef, dtype=float), lim)
         plant.max_abs_force_n, plant.max_abs_stroke_m, plant.max_abs_velocity_m_per_s = fmax, smax, vmax
@@ -611,8 +709,9 @@ def run_benchmark(case: int | None = None, earthquake: str | None = None, contro
         y1_, y2_, y3_ = [0.0] * n, [0.0] * n, [0.0] * n
         aborted, reason = False, ""
         xm, fm = plant.measure()
-        cstep, pstep = ctrl.step, plant.step
+        cstep, pstep, nstep = ctrl.step, plant.step, num.step
         ad_n, bd_n, xs = num.ad, num.bd, num.x
+        zoh_map = num.scheme == 0
         z = plant.z
         agl = ag.tolist()
         k = 0
@@ -623,7 +722,10 @@ def run_benchmark(case: int | None = None, earthquake: str | None = None, contro
             x_[k], xd_[k], fa_[k] = z[3], z[4], z[2]
             u = cstep(y1, xm)
             u_[k] = u
-            _advance2(ad_n, bd_n, xs, agl[k], fm)      # NumericalSubstructure.step without the wrapper
+            if zoh_map:
+                _advance2(ad_n, bd_n, xs, agl[k], fm)      # NumericalSubstructure.step without the wrapper
+            else:
+                nstep(fm, agl[k])
             try:
                 xm, fm = pstep(u)
             except ActuatorCapacityExceeded as exc:

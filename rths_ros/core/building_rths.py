@@ -79,6 +79,7 @@ class BuildingScenarioParams(BenchmarkParams):
                                      "package's order)", choices=CRITERIA_CONVENTIONS)
 
     def validate(self) -> None:
+        super().validate()
         if self.duration_s != 0.0:
             raise ParameterError(f"duration_s: {self.duration_s!r} is not allowed in a scenario; expected 0 (the "
                                  "run's length is loop.duration_s)")

@@ -25,6 +25,10 @@ beyond a triangular back-substitution, no allocation):
 
 :class:`Newmark` is the general ``(beta, gamma)`` member with the force at the new time level
 (used by both); ``beta = 0`` is the explicit branch.
+
+The same predictors and correctors run compiled for 1-DoF (:func:`newmark_sdof_step`) and MDOF models
+(:func:`newmark_mdof_step`, one sample of either coupling form: :func:`newmark_sample`), for numerical
+substructures stepped inside numba loops (the lumped-mass test, the building benchmark).
 """
 from __future__ import annotations
 
@@ -83,6 +87,95 @@ def newmark_sdof_step(state, m, c, k, dt, beta, gamma, f, scratch):
     newmark_predict(q, qd, qdd, dt, beta, gamma, q_star, qd_star)
     acc[0] = (f - c * qd_star[0] - k * q_star[0]) / (m + gamma * dt * c + beta * dt * dt * k)
     newmark_correct(q_star, qd_star, acc, dt, beta, gamma, q, qd, qdd)
+
+
+@numba.njit(cache=True, nogil=True)
+def newmark_acceleration(a_inv, c, k, f, q, qd, r, qdd):
+    """Acceleration from the equation of motion with a pre-inverted matrix ``A``:
+    ``q'' = A^-1 (f - C q' - K q)`` (written into ``qdd``; ``r`` (n,) is scratch).  ``A = M`` gives the
+    initial acceleration, ``A = S`` (the iteration matrix) with the predictors the Newmark acceleration."""
+    n = q.shape[0]
+    for i in range(n):
+        s = f[i]
+        for j in range(n):
+            s -= c[i, j] * qd[j] + k[i, j] * q[j]
+        r[i] = s
+    for i in range(n):
+        s = 0.0
+        for j in range(n):
+            s += a_inv[i, j] * r[j]
+        qdd[i] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def newmark_mdof_step(state, s_inv, c, k, dt, beta, gamma, f, scratch):
+    """One Newmark step of ``M q'' + C q' + K q = f`` (``n`` DoF, force at the new time level) in place.
+
+    ``state`` (3, n): rows ``q, q', q''`` at ``t_n`` -> ``t_{n+1}``; ``s_inv`` = ``S^-1``,
+    ``S = M + gamma dt C + beta dt^2 K`` (inverted once: the models are small); ``scratch`` (4, n).  The
+    predictors and correctors of :class:`Newmark` (:func:`newmark_predict`, :func:`newmark_correct`) with the
+    solve as a matrix-vector product; no allocation, usable inside other numba loops."""
+    q, qd, qdd = state[0], state[1], state[2]
+    q_star, qd_star, r, acc = scratch[0], scratch[1], scratch[2], scratch[3]
+    newmark_predict(q, qd, qdd, dt, beta, gamma, q_star, qd_star)
+    newmark_acceleration(s_inv, c, k, f, q_star, qd_star, r, acc)
+    newmark_correct(q_star, qd_star, acc, dt, beta, gamma, q, qd, qdd)
+
+
+@numba.njit(cache=True, nogil=True)
+def newmark_sample(state, first, m_inv, s_inv, c, k, dt, beta, gamma, f, out_q, out_qd, scratch):
+    """One control sample of a linear MDOF numerical substructure coupled to a test, given the load ``f``
+    (all inputs: external and measured interface force) of the sample.  Writes the next command
+    ``q[n+1]``, ``q'[n+1]`` into ``out_q``, ``out_qd``; ``state`` (3, n) rows ``q, q', q''``, ``scratch``
+    (4, n); ``first``: the first sample after rest (or after setting ``q``, ``q'``).
+
+    * ``beta == 0`` -- **central difference, feedback form** (:class:`CentralDifference`, eq. 2.46,
+      ``gamma = 1/2``): ``f`` acts at the current level ``n`` (the command ``q[n]`` is applied, the force
+      measured there).  First sample: ``q''[0]`` from the equation of motion with ``M``; later: the Newmark
+      step ``n-1 -> n``.  Then the explicit predictor ``q[n+1] = q + dt q' + dt^2/2 q''``; the velocity handed
+      on is ``q'[n] + dt q''[n]`` (the scheme itself needs no ``q'[n+1]``).  ``state`` holds level ``n``.
+    * ``beta > 0`` -- **implicit, feedforward form** (:class:`AverageAcceleration` for ``beta = 1/4``,
+      eq. 2.48): ``f`` (the force measured in this sample) acts at the new level ``n+1`` and advances the
+      model without iteration.  First sample: ``q''[0]`` from the equation of motion with this ``f`` (the
+      load acts from ``t = 0+``; otherwise the first step sees a ramp and the scheme drops to first order).
+      ``state`` holds level ``n+1`` = the output."""
+    q, qd, qdd = state[0], state[1], state[2]
+    if beta == 0.0:
+        if first:
+            newmark_acceleration(m_inv, c, k, f, q, qd, scratch[2], qdd)
+        else:
+            newmark_mdof_step(state, s_inv, c, k, dt, 0.0, gamma, f, scratch)
+        newmark_predict(q, qd, qdd, dt, 0.0, 0.0, out_q, out_qd)
+    else:
+        if first:
+            newmark_acceleration(m_inv, c, k, f, q, qd, scratch[2], qdd)
+        newmark_mdof_step(state, s_inv, c, k, dt, beta, gamma, f, scratch)
+        for i in range(q.shape[0]):
+            out_q[i] = q[i]
+            out_qd[i] = qd[i]
+
+
+def iteration_inverse(M, C, K, dt: float, beta: float, gamma: float) -> np.ndarray:
+    """``S^-1`` of :func:`newmark_mdof_step`, ``S = M + gamma dt C + beta dt^2 K``."""
+    M, C, K = _as_matrix(M), _as_matrix(C), _as_matrix(K)
+    return np.ascontiguousarray(np.linalg.inv(M + gamma * dt * C + beta * dt * dt * K))
+
+
+def amplification_matrix(M, C, K, dt: float, beta: float, gamma: float) -> np.ndarray:
+    """The free (``f = 0``) one-step map of :func:`newmark_mdof_step` on ``[q; q'; q'']`` (3n x 3n), built by
+    stepping the kernel from the unit states; its spectral radius decides stability (> 1: growing)."""
+    M, C, K = _as_matrix(M), _as_matrix(C), _as_matrix(K)
+    n = M.shape[0]
+    s_inv = iteration_inverse(M, C, K, dt, beta, gamma)
+    f = np.zeros(n)
+    scratch = np.zeros((4, n))
+    a = np.zeros((3 * n, 3 * n))
+    for j in range(3 * n):
+        st = np.zeros((3, n))
+        st.reshape(-1)[j] = 1.0
+        newmark_mdof_step(st, s_inv, C, K, float(dt), float(beta), float(gamma), f, scratch)
+        a[:, j] = st.reshape(-1)
+    return a
 
 
 def _as_matrix(a, n: int | None = None) -> np.ndarray:
