@@ -12,13 +12,13 @@ from rclpy.executors import SingleThreadedExecutor
 from rths_ros.core import scenario as scn
 from rths_ros.nodes.smoke_listener import SmokeListener
 from rths_ros.runner import DomainLease
-from rths_ros.msg import TestEvent
+from rths_ros.msg import TestEvent as Event
 
 WATCHDOG_S = 0.3
 
 
-def _event(kind: int, source: str = "supervisor", trial: int = 0) -> TestEvent:
-    e = TestEvent()
+def _event(kind: int, source: str = "supervisor", trial: int = 0) -> Event:
+    e = Event()
     e.type, e.source, e.trial = kind, source, trial
     return e
 
@@ -51,7 +51,7 @@ def test_a_first_message_that_never_comes_trips_the_watchdog():
     def check(ex, node):
         _spin(ex, node, 3 * WATCHDOG_S)
         assert node.abort_reason == ""                      # not started: nothing is watched
-        node._on_event(_event(TestEvent.START))
+        node._on_event(_event(Event.START))
         t0 = time.monotonic()
         _spin(ex, node, 20 * WATCHDOG_S)
         waited = time.monotonic() - t0
@@ -65,11 +65,11 @@ def test_a_first_message_that_never_comes_trips_the_watchdog():
 
 def test_no_trip_between_trials_or_after_the_end():
     def check(ex, node):
-        node._on_event(_event(TestEvent.START))
-        node._on_event(_event(TestEvent.TRIAL_END))          # the pause between trials disarms it
+        node._on_event(_event(Event.START))
+        node._on_event(_event(Event.TRIAL_END))          # the pause between trials disarms it
         _spin(ex, node, 5 * WATCHDOG_S)
         assert node.watchdog_trip is None, node.abort_reason
-        node._on_event(_event(TestEvent.TRIAL_BEGIN, trial=1))    # the next trial arms it again
+        node._on_event(_event(Event.TRIAL_BEGIN, trial=1))    # the next trial arms it again
         _spin(ex, node, 20 * WATCHDOG_S)
         assert node.watchdog_trip is not None and node.watchdog_trip["topic"] == "/rths/interface_command"
     _with_listener(check)

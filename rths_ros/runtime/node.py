@@ -464,11 +464,15 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
 
     t_end = time.monotonic() + deadline_s
     ctx = nodes[0].context
+    armed_at = -1.0
     try:
         while ctx.ok() and not all(n.done for n in nodes):
-            faulthandler.dump_traceback_later(SPIN_HANG_S, exit=True)
+            now = time.monotonic()
+            if now - armed_at > 1.0:      # re-arming restarts faulthandler's thread: once a second, not per spin
+                faulthandler.dump_traceback_later(SPIN_HANG_S, exit=True)
+                armed_at = now
             executor.spin_once(timeout_sec=0.05)
-            if time.monotonic() > t_end:
+            if now > t_end:
                 for n in nodes:
                     if not n.done:
                         n.abort_reason = f"run did not end within loop.timeout_s = {deadline_s:g} s"

@@ -1,0 +1,52 @@
+"""Lockstep flow control: a recorder that stalls (a slow disk, a starved process) costs wall time, never data.
+
+The composed building benchmark produces samples faster than anything else here (4096 Hz, six loop topics).
+The recorder is frozen (SIGSTOP) for 3 s in mid-run: without flow control the writers' KEEP_ALL histories
+fill up and a publish fails; with it (config/qos.yaml, lockstep ``ack_every_steps``) the fast path waits and
+the bag holds every step exactly once."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rths_ros.bag import read_bag
+from rths_ros.core import scenario as scn
+from rths_ros.runner import node_pids
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_frozen_recorder_loses_nothing(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "benchmark_building", "--composed",
+                             "--out", str(out), "--set", "loop.duration_s=10", "--no-analyze"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(ROOT),
+                            stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            prog = out / "progress.json"
+            if prog.exists() and '"running"' in prog.read_text():
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the run never started")
+        time.sleep(0.5)
+        pids = node_pids(str(out), "recorder")
+        assert pids, "no recorder process"
+        os.kill(pids[0], signal.SIGSTOP)
+        time.sleep(3.0)
+        os.kill(pids[0], signal.SIGCONT)
+        text, _ = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, text
+    cmds = read_bag(out / "bag", ["/rths/leg_command"])["/rths/leg_command"]
+    ks = [int(m.step) for _, m in cmds]
+    n = scn.load("benchmark_building", ["loop.duration_s=10"]).steps
+    assert ks == list(range(1, n + 1)), (len(ks), ks[:3], ks[-3:])
