@@ -259,19 +259,14 @@ def _safety_case(name: str, overrides: list[str], out: Path, kill: str | None) -
     s = scn.load(name, overrides)
     res: dict = {}
     lease = DomainLease()
-    domain = lease.domain_id
-    lease.close()
-    t = threading.Thread(target=lambda: res.update(r=run_scenario(s, out, progress=False, domain_id=domain)),
+    t = threading.Thread(target=lambda: res.update(r=run_scenario(s, out, progress=False, lease=lease)),
                          daemon=True)
     t0 = time.monotonic()
     t.start()
     t_kill = None
     if kill:
-        while time.monotonic() - t0 < 120:
-            prog = out / "progress.json"
-            if prog.exists() and '"running"' in prog.read_text():
-                break
-            time.sleep(0.05)
+        from .runner import wait_until_running
+        wait_until_running(out, 120.0)
         time.sleep(1.5)
         from .runner import node_pids
         for pid in node_pids(str(out), kill)[:1]:

@@ -277,6 +277,21 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     return result
 
 
+def wait_until_running(out: Path, timeout_s: float = 120.0, poll_s: float = 0.05) -> bool:
+    """Wait until the run writing to ``out`` has started (its supervisor sent START and reports "running" in
+    OUT/progress.json); False if it has not within ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    prog = Path(out) / "progress.json"
+    while time.monotonic() < deadline:
+        try:
+            if '"running"' in prog.read_text():
+                return True
+        except OSError:
+            pass
+        time.sleep(poll_s)
+    return False
+
+
 def safe_ramp_bound_s(scenario: scn.Scenario) -> float:
     """Upper bound of the ramp to the safe pose and the hold: the longest leg travel is bounded by the
     interface limit plus the lift (cosine profile, peak speed ramp_speed_m_per_s)."""
@@ -293,4 +308,5 @@ def _aborts(out: Path) -> list[str]:
             for e in events if e.get("type") == "ABORT"]
 
 
-__all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "ParameterError"]
+__all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "ParameterError", "wait_until_running",
+           "node_pids"]

@@ -4,13 +4,11 @@ against the virtual run in lockstep."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conftest import rths
 from rths_ros.bag import read_bag
 from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.core import fastpath
@@ -22,7 +20,6 @@ from rths_ros.core.harmonic_feedforward import (HarmonicFeedforwardParams, Harmo
 from rths_ros.core.params import ParameterError
 from rths_ros.core.vrths import VirtualRun, run_virtual
 
-ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "contact_1d_harmonic_aff"
 
 
@@ -109,9 +106,7 @@ def test_graph_reproduces_the_virtual_run(tmp_path):
     """aff_learner (adapts, publishes theta, kind 'harmonic') and stewart_platform (u = W(t_k+1) theta_k through
     apply_position_feedforward) as separate processes, lockstep, 1.5 s: bit-exact against the virtual run."""
     out = tmp_path / "run"
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", SCENARIO, "--out", str(out),
-                        "--set", "loop.duration_s=1.5"],
-                       capture_output=True, text=True, timeout=900, cwd=str(ROOT), stdin=subprocess.DEVNULL)
+    p = rths("run", SCENARIO, "--out", str(out), "--set", "loop.duration_s=1.5", timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     rec, s, _ = record_from_bag(out / "bag")
     assert "aff_learner" in s.run_nodes and s.aff.kind == "harmonic"
@@ -213,9 +208,7 @@ def test_graph_with_the_supervisor_reproduces_the_virtual_run(tmp_path):
     separate process, lockstep, 2.5 s: bit-exact against the virtual run, theta of the last step equal, and the
     supervisor has lowered mu_LMS within the window (0.005 -> 0.0020)."""
     out = tmp_path / "run"
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", SUPERVISED, "--out", str(out),
-                        "--set", "loop.duration_s=2.5"],
-                       capture_output=True, text=True, timeout=900, cwd=str(ROOT), stdin=subprocess.DEVNULL)
+    p = rths("run", SUPERVISED, "--out", str(out), "--set", "loop.duration_s=2.5", timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     rec, s, _ = record_from_bag(out / "bag")
     assert "aff_learner" in s.run_nodes and s.aff.harmonic.supervisor.enabled

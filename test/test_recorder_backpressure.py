@@ -15,7 +15,7 @@ from pathlib import Path
 
 from rths_ros.bag import read_bag
 from rths_ros.core import scenario as scn
-from rths_ros.runner import node_pids
+from rths_ros.runner import node_pids, wait_until_running
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,14 +27,7 @@ def test_a_frozen_recorder_loses_nothing(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(ROOT),
                             stdin=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            prog = out / "progress.json"
-            if prog.exists() and '"running"' in prog.read_text():
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the run never started")
+        assert wait_until_running(out), "the run never started"
         time.sleep(0.5)
         pids = node_pids(str(out), "recorder")
         assert pids, "no recorder process"

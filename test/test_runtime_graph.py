@@ -14,7 +14,7 @@ import pytest
 
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.core import scenario as scn
-from rths_ros.runner import node_pids, run_scenario
+from rths_ros.runner import node_pids, run_scenario, wait_until_running
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -88,12 +88,8 @@ def _start_long_smoke(out: Path) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "smoke", "--out", str(out),
                              "--set", "loop.duration_s=600", "--no-analyze"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        prog = out / "progress.json"
-        if prog.exists() and '"running"' in prog.read_text():
-            return proc
-        time.sleep(0.2)
+    if wait_until_running(out):
+        return proc
     proc.kill()
     raise AssertionError("the run never started")
 
@@ -158,19 +154,12 @@ def test_emergency_stop_topic_aborts_the_run(tmp_path):
     from rths_ros.runtime.qos import events_qos
     lease = DomainLease()
     domain = lease.domain_id
-    lease.close()
     s = scn.load("smoke", ["loop.duration_s=600"])
     result = {}
     t = threading.Thread(target=lambda: result.update(r=run_scenario(s, tmp_path / "e", progress=False,
-                                                                     domain_id=domain)))
+                                                                     lease=lease)))
     t.start()
-    deadline = time.monotonic() + 120
-    running = False
-    while time.monotonic() < deadline and not running:
-        prog = tmp_path / "e" / "progress.json"
-        running = prog.exists() and '"running"' in prog.read_text()
-        time.sleep(0.2)
-    assert running, "the run never started"
+    assert wait_until_running(tmp_path / "e"), "the run never started"
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     ctx = rclpy.Context()
     rclpy.init(context=ctx, domain_id=domain)

@@ -25,7 +25,7 @@ from rths_ros.runtime.processes import ProcessWatch
 from rths_ros.core.safety import (SafePoseRamp, leg_command_out_of_range, safe_pose_lengths,
                                   wrench_out_of_range)
 from rths_ros.core.stewart import StewartKinematics
-from rths_ros.runner import DomainLease, node_pids, run_scenario, safe_ramp_bound_s
+from rths_ros.runner import DomainLease, node_pids, run_scenario, safe_ramp_bound_s, wait_until_running
 
 DT = 1e-3
 
@@ -302,18 +302,10 @@ def _start(tmp_path: Path, name: str, overrides: list[str], composed: bool = Fal
     result: dict = {}
     lease = DomainLease()
     domain = lease.domain_id
-    lease.close()
     t = threading.Thread(target=lambda: result.update(
-        r=run_scenario(s, out, composed=composed, progress=False, domain_id=domain)), daemon=True)
+        r=run_scenario(s, out, composed=composed, progress=False, lease=lease)), daemon=True)
     t.start()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        prog = out / "progress.json"
-        if prog.exists() and '"running"' in prog.read_text():
-            break
-        time.sleep(0.1)
-    else:
-        raise AssertionError("the run never started")
+    assert wait_until_running(out), "the run never started"
     time.sleep(1.0)     # well into the trial
     return s, out, result, t, domain
 

@@ -57,9 +57,30 @@ class AffLearnerNode(RthsNode):
             self.control_subscription(InterfaceState, "/rths/interface_state", self.on_state)
         self.next_k = 0
         self.start = 0
+        self._stop_by: float | None = None    # lockstep STOP came before the last step's inputs: wait until then
+        self.create_timer(0.05, self._check_stop)
         self.msg = AdaptiveFilter()
         self.msg.kind = self.aff.kind
         self.msg.n_legs, self.msg.n_coefficients = self.aff.coefficients.shape
+
+    def on_stop(self) -> None:
+        """Lockstep: STOP travels on the events topic, the last step's inputs on the loop topics, so STOP can
+        overtake them; the coefficients of every step up to the last are published before the node ends (or
+        after safety.watchdog_s, with a warning)."""
+        if self.mode == "lockstep" and self.stop_step is not None and self.next_k <= self.stop_step:
+            if self._stop_by is None:
+                self._stop_by = time.monotonic() + self.scenario.safety.watchdog_s
+            return
+        super().on_stop()
+
+    def _check_stop(self) -> None:
+        if self._stop_by is None or self.done:
+            return
+        if self.next_k > self.stop_step:
+            super().on_stop()
+        elif time.monotonic() > self._stop_by:
+            self.get_logger().warning(f"STOP: the inputs of steps {self.next_k}..{self.stop_step} never came")
+            super().on_stop()
 
     def reset_for_trial(self, trial: int) -> None:
         self.aff.reset()
@@ -140,6 +161,8 @@ class AffLearnerNode(RthsNode):
             self.pub.publish(m)
             self.next_k = k + 1
             self.timing.compute(time.perf_counter_ns() - t0)
+        if self._stop_by is not None and self.next_k > self.stop_step and not self.done:
+            super().on_stop()     # the last step's coefficients are out: end now (see on_stop)
 
 
 def main(argv=None) -> int:

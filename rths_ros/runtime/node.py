@@ -76,6 +76,8 @@ class RthsNode(Node):
         self.done = False
         self.exit_code = 0
         self.abort_reason = ""
+        #: the last step of the run, from STOP (its data may still be on the way on other topics)
+        self.stop_step: int | None = None
         self.started = False
         self.ready_sent = False
         #: steps per trial (global step index = trial * trial_len + local step)
@@ -317,6 +319,7 @@ class RthsNode(Node):
             self.started = True
             self.on_start()
         elif msg.type == TestEvent.STOP and not self.done:
+            self.stop_step = int(msg.step)
             self.on_stop()
         elif msg.type == TestEvent.ABORT and not self.done:
             if not self.abort_reason or msg.source == self.role:
