@@ -52,9 +52,11 @@ class AffLearnerNode(RthsNode):
         self.z_ach: dict[int, float] = {}
         self._latest = [0.0, 0.0, 0.0]      # F_int, z_cmd, z_ach (realtime: newest values)
         if self.supervised:
-            self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
-            self.control_subscription(InterfaceCommand, "/rths/interface_command", self.on_command)
-            self.control_subscription(InterfaceState, "/rths/interface_state", self.on_state)
+            for i, (typ, topic, store, field) in enumerate((
+                    (InterfaceForce, "/rths/interface_force", self.f_int, "force"),
+                    (InterfaceCommand, "/rths/interface_command", self.z_cmd, "position"),
+                    (InterfaceState, "/rths/interface_state", self.z_ach, "position"))):
+                self.control_subscription(typ, topic, self._interface_input(i, store, field))
         self.next_k = 0
         self.start = 0
         self._stop_by: float | None = None    # lockstep STOP came before the last step's inputs: wait until then
@@ -90,28 +92,20 @@ class AffLearnerNode(RthsNode):
         self.b_des = {k: v for k, v in self.b_des.items() if k >= start}
         self.b_meas = {k: v for k, v in self.b_meas.items() if k >= start}
         self.b_des[start] = self.home     # the platform is at home at the start of a trial
-        self.f_int = {k: v for k, v in self.f_int.items() if k >= start}
-        self.z_cmd = {k: v for k, v in self.z_cmd.items() if k >= start}
-        self.z_ach = {k: v for k, v in self.z_ach.items() if k >= start}
-        self._latest = [0.0, 0.0, 0.0]
+        for d in (self.f_int, self.z_cmd, self.z_ach):      # in place: the callbacks hold these dicts
+            for old in [k for k in d if k < start]:
+                del d[old]
+        self._latest[:] = [0.0, 0.0, 0.0]
 
-    def on_force(self, msg: InterfaceForce) -> None:
-        if self.done or not self.enter_trial(msg.step):
-            return
-        self.f_int[int(msg.step)] = self._latest[0] = float(msg.force[0])
-        self._try()
-
-    def on_command(self, msg: InterfaceCommand) -> None:
-        if self.done or not self.enter_trial(msg.step):
-            return
-        self.z_cmd[int(msg.step)] = self._latest[1] = float(msg.position[0])
-        self._try()
-
-    def on_state(self, msg: InterfaceState) -> None:
-        if self.done or not self.enter_trial(msg.step):
-            return
-        self.z_ach[int(msg.step)] = self._latest[2] = float(msg.position[0])
-        self._try()
+    def _interface_input(self, i: int, store: dict, field: str):
+        """Callback of one interface topic: its first component at step k, kept for the supervisor
+        (``_latest[i]`` is the newest value, used in realtime when a step's own is missing)."""
+        def cb(msg) -> None:
+            if self.done or not self.enter_trial(msg.step):
+                return
+            store[int(msg.step)] = self._latest[i] = float(getattr(msg, field)[0])
+            self._try()
+        return cb
 
     def _interface_ready(self, k: int) -> bool:
         return (not self.supervised or self.mode == "realtime"
