@@ -13,7 +13,8 @@ from setuptools import find_packages, setup
 
 HERE = Path(__file__).resolve().parent
 
-# Same list as rths_nodes in CMakeLists.txt: console script rths_<node> -> rths_ros.nodes.<node>:main.
+# Same list as rths_nodes in CMakeLists.txt: console script rths_<node> -> rths_ros.nodes.<node>:main
+# (`composed` is the process that holds several nodes).
 NODES = (
     "numerical_substructure",
     "stewart_platform",
@@ -27,6 +28,7 @@ NODES = (
     "supervisor",
     "smoke_talker",
     "smoke_listener",
+    "composed",
 )
 
 

@@ -1,38 +1,28 @@
-"""Start a scenario's nodes from its YAML (for users with a ROS 2 distribution).
+"""Run one scenario: every node of the graph, the recording, and metrics, report and plots at the end.
 
-    ros2 launch rths_ros rths.launch.py scenario:=contact_1d plant:=sim mode:=lockstep out:=/tmp/run
+    ros2 launch rths_ros rths.launch.py scenario:=contact_1d
+    ros2 launch rths_ros rths.launch.py scenario:=gait_vpp plant:=hardware out:=runs/gait1
+    ros2 launch rths_ros rths.launch.py scenario:=contact_1d composed:=true mode:=realtime
+    ros2 launch rths_ros rths.launch.py --show-args          # every argument with its description
 
-Arguments:
-  scenario  name under config/scenarios/ or a YAML path (default contact_1d)
-  plant     sim | hardware (default: the scenario's)
-  mode      lockstep | realtime (default: the scenario's)
-  out       run directory for the bag, timing and logs (default: runs/<scenario>)
-
-The node list and arguments come from rths_ros.launch_support.node_specs, the same validation the
-`rths run` command uses.  Each node gets its own process; the run ends when the supervisor stops it.
-Note: `rths run` additionally isolates each run on its own ROS domain id; under ros2 launch the
-caller's ROS_DOMAIN_ID applies.
+The rig side (plant and force/torque sensor driver) is included from plant.launch.py, so plant:=sim
+or plant:=hardware is the one switch between the digital twin and the hardware drivers.  The run
+ends the launch: exit 0 for a completed run, 1 naming the node when a node failed or the run
+aborted.  Node set, run directory and end-of-run rules come from rths_ros.launch_support and
+rths_ros.launch_actions (the same code `rths run` uses); docs/ros2.md describes every argument.
 """
+from pathlib import Path
+
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
+from launch.actions import OpaqueFunction
 
+from rths_ros.launch_actions import declare_arguments, run_actions
 
-def _nodes(context):
-    from rths_ros.launch_support import node_specs
-    get = lambda k: LaunchConfiguration(k).perform(context)  # noqa: E731
-    out = get("out") or f"runs/{get('scenario')}"
-    _, specs = node_specs(get("scenario"), get("plant"), get("mode"), out)
-    return [Node(package="rths_ros", executable=s.executable, name=s.name, arguments=list(s.arguments),
-                 output="screen") for s in specs]
+PLANT_LAUNCH = str(Path(__file__).resolve().with_name("plant.launch.py"))
 
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("scenario", default_value="contact_1d"),
-        DeclareLaunchArgument("plant", default_value=""),
-        DeclareLaunchArgument("mode", default_value=""),
-        DeclareLaunchArgument("out", default_value=""),
-        OpaqueFunction(function=_nodes),
+        *declare_arguments(),
+        OpaqueFunction(function=lambda context: run_actions(context, PLANT_LAUNCH)),
     ])

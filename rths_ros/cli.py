@@ -42,7 +42,8 @@ def _scenario_args(p: argparse.ArgumentParser) -> None:
 
 
 def _default_out(name: str) -> Path:
-    return Path("runs") / f"{name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    from .launch_support import default_out
+    return default_out(name)
 
 
 def cmd_run(a) -> int:

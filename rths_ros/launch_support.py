@@ -1,37 +1,130 @@
-"""What `launch/rths.launch.py` starts, computed without the `launch` package.
+"""What the launch files start, computed without the ``launch`` package.
 
-The launch file is kept thin: it asks :func:`node_specs` which executables to start with which
-arguments, so the same logic is tested here without a ROS 2 distribution (``launch`` and
-``launch_ros`` are not installable from PyPI).
+``launch/rths.launch.py`` and ``launch/plant.launch.py`` are thin: the scenario, the node set, the run
+directory and the node environment come from here, the same code ``rths run`` uses, so a launched run
+and a ``rths run`` of the same scenario start the same processes with the same resolved scenario.
+The ``launch``-specific part (arguments, event handlers) is in :mod:`rths_ros.launch_actions`.
 """
 from __future__ import annotations
 
+import os
+import shlex
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .core import scenario as scn
+from .core.params import ParameterError
 
 #: Hardware driver nodes replacing the simulated plant when plant = hardware.
 HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ("hardware_plant",)}
 
+#: Nodes that belong to the rig side (the plant and its sensor driver): launch/plant.launch.py starts
+#: these, so swapping the simulated plant for the hardware drivers changes that one included file's
+#: node set and nothing else.
+PLANT_SIDE_NODES = ("ft_sensor", "sim_plant", "hardware_plant")
+
+#: The executable of a process holding several nodes (lib/rths_ros/composed).
+COMPOSED_EXECUTABLE = "composed"
+
+#: Launch arguments: name -> (default, description).  ``ros2 launch rths_ros rths.launch.py --show-args``
+#: prints these; docs/ros2.md lists them.
+LAUNCH_ARGUMENTS: dict[str, tuple[str, str]] = {
+    "scenario": ("contact_1d", "scenario name under config/scenarios/ (e.g. contact_1d, gait_vpp, "
+                               "benchmark_building) or a path to a scenario YAML"),
+    "plant": ("", "sim | hardware: the digital twin or the hardware driver nodes (empty: the scenario's "
+                  "'plant' key)"),
+    "mode": ("", "lockstep | realtime: simulated time driven by the loop, or the wall clock at loop.dt_s "
+                 "(empty: the scenario's loop.mode)"),
+    "composed": ("false", "true: every node except the recorder in one process (one executor); false: one "
+                          "process per node"),
+    "record": ("true", "true: record the run as a rosbag2 (MCAP) in OUT/bag and write metrics.json, "
+                       "report.md and plots after it; false: no recorder, no analysis"),
+    "out": ("", "run directory for bag, metrics, report, plots, events.json and timing/ (empty: "
+                "runs/<scenario>-<date>-<time> under the current directory); must not hold a bag yet"),
+    "overrides": ("", "scenario values to change, space-separated KEY=VALUE pairs as with `rths run --set`, "
+                      "e.g. 'loop.duration_s=1.0 passivity.enabled=true'"),
+}
+
 
 @dataclass(frozen=True)
 class NodeSpec:
-    name: str          # node name (also the ROS node name)
+    name: str          # node name (also the ROS node name); the process name for a composed process
     executable: str    # installed executable in lib/rths_ros (the venv console script is rths_<name>)
     arguments: tuple[str, ...]
+    nodes: tuple[str, ...] = ()   # the nodes this process holds (one, or several when composed)
 
 
-def node_specs(scenario: str, plant: str = "", mode: str = "", out: str = "", overrides: tuple[str, ...] = ()
-               ) -> tuple[scn.Scenario, list[NodeSpec]]:
-    """Validate the scenario with the launch arguments applied and list the nodes to start."""
-    s = scn.load(scenario, overrides, mode or None, plant or None)
-    extra = list(overrides) + ([f"plant={plant}"] if plant else [])
+def parse_bool(key: str, text: str) -> bool:
+    t = str(text).strip().lower()
+    if t in ("true", "1", "yes", "on"):
+        return True
+    if t in ("false", "0", "no", "off"):
+        return False
+    raise ParameterError(f"{key}: {text!r} is not a boolean; expected true or false")
+
+
+def parse_overrides(text: str) -> list[str]:
+    """``'a.b=1 c=2'`` -> ``['a.b=1', 'c=2']`` (shell-style quoting keeps a value with spaces together)."""
+    try:
+        items = shlex.split(text or "")
+    except ValueError as exc:
+        raise ParameterError(f"overrides: {text!r} cannot be split into KEY=VALUE pairs ({exc})") from None
+    for item in items:
+        if "=" not in item:
+            raise ParameterError(f"overrides: {item!r} is not KEY=VALUE (e.g. loop.duration_s=1.0)")
+    return items
+
+
+def load_for_launch(scenario: str, plant: str = "", mode: str = "", overrides: tuple[str, ...] | list[str] = (),
+                    record: bool = True) -> scn.Scenario:
+    """Load and validate the scenario with the launch arguments applied (the same rules as ``rths run``)."""
+    extra = list(overrides) + ([] if record else ["recording.enabled=false"])
+    if mode and mode not in ("lockstep", "realtime"):
+        raise ParameterError(f"mode: {mode!r} is not allowed; expected lockstep or realtime")
+    s = scn.load(scenario, extra, mode or None, plant or None)
     if s.plant == "hardware":
         missing = [n for n in s.run_nodes if n in HARDWARE_NODES and not HARDWARE_NODES[n]]
         if missing:
             raise scn.ParameterError(f"plant: 'hardware' is not available yet for {', '.join(missing)}; "
                                      "expected 'sim'")
+    return s
+
+
+def process_groups(nodes: list[str] | tuple[str, ...], composed: bool) -> list[tuple[str, list[str]]]:
+    """(process name, nodes) per process.  Composed: the fast path and the other nodes share one
+    process; the recorder keeps its own, so its disk writes never hold the fast path's interpreter lock."""
+    if not composed:
+        return [(n, [n]) for n in nodes]
+    rest = [n for n in nodes if n != "recorder"]
+    groups = [(COMPOSED_EXECUTABLE, rest)] if rest else []
+    if "recorder" in nodes:
+        groups.append(("recorder", ["recorder"]))
+    return groups
+
+
+def process_specs(scenario_path: Path | str, nodes: list[str] | tuple[str, ...], out: Path | str,
+                  composed: bool = False) -> list[NodeSpec]:
+    """One spec per process: the executable in lib/rths_ros and its arguments (the resolved scenario file
+    and the run directory, as ``rths run`` passes them)."""
+    base = ("--scenario", str(scenario_path), "--out", str(out))
+    specs = []
+    for name, group in process_groups(list(nodes), composed):
+        if len(group) > 1:
+            specs.append(NodeSpec(name, COMPOSED_EXECUTABLE, ("--nodes", ",".join(group), *base), tuple(group)))
+        else:
+            specs.append(NodeSpec(name, name, base, (name,)))
+    return specs
+
+
+def node_specs(scenario: str, plant: str = "", mode: str = "", out: str = "", overrides: tuple[str, ...] = ()
+               ) -> tuple[scn.Scenario, list[NodeSpec]]:
+    """Validate the scenario with the launch arguments applied and list the nodes to start, each with the
+    arguments that load the same scenario (name or path plus the overrides) without a run directory's
+    resolved copy."""
+    s = load_for_launch(scenario, plant, mode, overrides)
+    extra = list(overrides) + ([f"plant={plant}"] if plant else [])
     args = ["--scenario", str(scn.resolve_path(scenario))]
     for o in extra:
         args += ["--set", o]
@@ -39,5 +132,60 @@ def node_specs(scenario: str, plant: str = "", mode: str = "", out: str = "", ov
         args += ["--mode", mode]
     if out:
         args += ["--out", str(Path(out))]
-    specs = [NodeSpec(n, n, tuple(args)) for n in s.run_nodes]   # lib/rths_ros/<node> (CMakeLists.txt)
+    specs = [NodeSpec(n, n, tuple(args), (n,)) for n in s.run_nodes]   # lib/rths_ros/<node> (CMakeLists.txt)
     return s, specs
+
+
+def default_out(name: str, root: Path | None = None) -> Path:
+    """runs/<name>-<date>-<time> (a second run never lands in the first one's folder)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = (Path(root) if root else Path()) / "runs" / f"{name}-{stamp}"
+    out, i = base, 1
+    while out.exists():
+        i += 1
+        out = base.with_name(f"{base.name}-{i}")
+    return out
+
+
+def prepare_run_dir(scenario: scn.Scenario, out: Path, refuse_existing_bag: bool = False) -> Path:
+    """Create the run directory (and logs/), clear a previous run's progress and events, write the resolved
+    scenario the nodes load; returns the scenario file's path.  Path problems are one-line errors."""
+    out = Path(out).resolve()
+    if refuse_existing_bag and (out / "bag").exists():
+        raise ParameterError(f"out: {out} already holds a recorded run (bag/); choose another out:= "
+                             "or leave it empty for a new timestamped folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "logs").mkdir(exist_ok=True)
+        for stale in ("progress.json", "events.json"):
+            (out / stale).unlink(missing_ok=True)
+        path = out / "scenario.yaml"
+        path.write_text(scn.dump(scenario))
+    except OSError as exc:
+        raise ParameterError(f"out: cannot use {out} as the run directory: {exc.strerror or exc}") from None
+    return path
+
+
+def node_env_overrides(env: dict | None = None) -> dict[str, str]:
+    """Environment every node process gets on top of the caller's: the Fast DDS profile with the lockstep
+    flow control (config/fastdds.xml) unless the caller set one, Fast DDS as the middleware unless chosen,
+    unbuffered output."""
+    env = os.environ if env is None else env
+    extra = {"PYTHONUNBUFFERED": "1"}
+    if "RMW_IMPLEMENTATION" not in env:
+        extra["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
+    xml = scn.config_dir() / "fastdds.xml"
+    if xml.exists() and "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
+        extra["FASTDDS_DEFAULT_PROFILES_FILE"] = str(xml)
+    return extra
+
+
+def analysis_command(out: Path) -> list[str]:
+    """The command that writes metrics.json, report.md and the plots from OUT/bag (recovering a bag its
+    writer did not close first)."""
+    return [sys.executable, "-m", "rths_ros.cli", "analyze", str(out)]
+
+
+__all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "HARDWARE_NODES", "node_specs", "process_specs",
+           "process_groups", "load_for_launch", "prepare_run_dir", "default_out", "node_env_overrides",
+           "analysis_command", "parse_bool", "parse_overrides"]

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from .core import scenario as scn
 from .core.params import ParameterError
+from .launch_support import COMPOSED_EXECUTABLE, NodeSpec, node_env_overrides, prepare_run_dir, process_specs
 from .nodes.registry import module_name
 from .runtime.processes import node_pids  # noqa: F401  (re-exported: tests and the bench find nodes by run)
 
@@ -84,11 +85,7 @@ def run_env(domain_id: int) -> dict:
     env["ROS_DOMAIN_ID"] = str(domain_id)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = env.get("RTHS_DISCOVERY_RANGE", "LOCALHOST")
     env.pop("ROS_LOCALHOST_ONLY", None)
-    env.setdefault("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
-    xml = scn.config_dir() / "fastdds.xml"
-    if xml.exists() and "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
-        env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(xml)
-    env["PYTHONUNBUFFERED"] = "1"
+    env.update(node_env_overrides(env))
     return env
 
 
@@ -100,23 +97,10 @@ def _die_with_parent() -> None:
         pass
 
 
-def process_groups(nodes: list[str], composed: bool) -> list[tuple[str, list[str]]]:
-    """(process name, nodes) per process.  Composed: the fast path and the other nodes share one
-    process; the recorder keeps its own, so its disk writes never hold the fast path's interpreter lock."""
-    if not composed:
-        return [(n, [n]) for n in nodes]
-    rest = [n for n in nodes if n != "recorder"]
-    groups = [("composed", rest)] if rest else []
-    if "recorder" in nodes:
-        groups.append(("recorder", ["recorder"]))
-    return groups
-
-
-def node_command(group: list[str], scenario_path: Path, out: Path) -> list[str]:
-    base = ["--scenario", str(scenario_path), "--out", str(out)]
-    if len(group) > 1:
-        return [sys.executable, "-m", "rths_ros.nodes.composed", "--nodes", ",".join(group), *base]
-    return [sys.executable, "-m", module_name(group[0]), *base]
+def node_command(spec: NodeSpec) -> list[str]:
+    """The process as ``python -m`` of its module (the venv route needs no installed executables)."""
+    module = "rths_ros.nodes.composed" if spec.executable == COMPOSED_EXECUTABLE else module_name(spec.name)
+    return [sys.executable, "-m", module, *spec.arguments]
 
 
 def _progress_line(out: Path, total: int, t0: float) -> str | None:
@@ -163,13 +147,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
     closes it at the end), so a caller can reserve the domain it will join before the run starts."""
     out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "logs").mkdir(exist_ok=True)
-    for stale in ("progress.json", "events.json"):
-        (out / stale).unlink(missing_ok=True)
-    scenario_path = out / "scenario.yaml"
-    scenario_path.write_text(scn.dump(scenario))
+    scenario_path = prepare_run_dir(scenario, out)
     nodes = list(scenario.run_nodes)
+    specs = process_specs(scenario_path, nodes, out, composed)
     lease = lease if lease is not None else DomainLease(domain_id)
     env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}
@@ -186,8 +166,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     if threading.current_thread() is threading.main_thread():
         old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
-        for name, group in process_groups(nodes, composed):
-            cmd = node_command(group, scenario_path, out)
+        for spec in specs:
+            name, cmd = spec.name, node_command(spec)
             logs[name] = out / "logs" / f"{name}.log"
             fh = open(logs[name], "wb")
             procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -199,7 +179,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario)
         limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         interactive = sys.stdout.isatty()
-        sup = next((name for name, group in process_groups(nodes, composed) if "supervisor" in group), None)
+        sup = next((spec.name for spec in specs if "supervisor" in spec.nodes), None)
         sup_ended = None
         # after STOP a node flushes each of its publishers (up to safety.watchdog_s each) and tears down
         # (up to 5 s): a node still running well past that is stuck
@@ -270,7 +250,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         except Exception as exc:  # noqa: BLE001 - report, never lose the run's result over it
             note = f"bag could not be recovered: {exc}"
         result.message = (result.message + "\n" + note).strip()
-    aborts = _aborts(out)
+    aborts = run_aborts(out)
     if aborts and result.code != 0:
         result.message = f"run aborted: {aborts[0]}\n" + result.message
     result.wall_s = time.monotonic() - t0
@@ -299,7 +279,7 @@ def safe_ramp_bound_s(scenario: scn.Scenario) -> float:
     return math.pi * (sp.interface_limit_m + sp.safe_retract_m) / (2.0 * sp.ramp_speed_m_per_s) + sp.hold_s
 
 
-def _aborts(out: Path) -> list[str]:
+def run_aborts(out: Path) -> list[str]:
     try:
         events = json.loads((out / "events.json").read_text())
     except (OSError, ValueError):

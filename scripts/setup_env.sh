@@ -5,11 +5,18 @@
 #   3. the custom messages: msg/*.msg built with rosidl through CMake against the venv and installed
 #      into it (site-packages/rths_ros/msg and the typesupport libraries in .venv/lib);
 #   4. the Python sources as an editable install (the source tree is used in place, so edits need no
-#      rebuild) and the console scripts `rths` and `rths_<node>` in .venv/bin.
+#      rebuild) and the console scripts `rths` and `rths_<node>` in .venv/bin;
+#   5. the ROS 2 launch tooling (launch, launch_ros, launch_testing and the `ros2` command) from the
+#      wheel folder ../shared/ros2-tooling beside the repository (or RTHS_ROS2_TOOLING), checksums
+#      verified; skipped when a ROS 2 distribution is sourced (its own launch is used) or when no such
+#      folder exists (the launch tests then skip, naming the reason);
+#   6. share/rths_ros/launch (one link per launch file) and AMENT_PREFIX_PATH for the venv's Python,
+#      so `ros2 launch rths_ros rths.launch.py` and `ros2 run rths_ros <node>` find the package.
 # Each step records a hash of its inputs and is skipped when nothing changed, so a second run takes a
 # few seconds. See docs/building.md.
 #
 # Environment overrides: RTHS_VENV (venv directory), RTHS_BUILD_DIR (CMake build directory),
+# RTHS_ROS2_TOOLING (folder with wheels/ and SHA256SUMS of the launch tooling; "none" skips it),
 # PYTHON (interpreter used to create the venv), RTHS_JOBS (parallel compile jobs),
 # RTHS_FORCE=1 (redo every step).
 set -euo pipefail
@@ -35,6 +42,12 @@ touch "$REPO/build/COLCON_IGNORE"
 exec 9>"$REPO/build/.setup_env.lock"
 if command -v flock >/dev/null 2>&1; then
   flock 9
+fi
+
+# A sourced ROS 2 distribution brings its own launch and ros2 command (step 5 then installs no wheels).
+DISTRO_LAUNCH=""
+if [ -n "${ROS_DISTRO:-}" ] && command -v ros2 >/dev/null 2>&1; then
+  DISTRO_LAUNCH="$ROS_DISTRO"
 fi
 
 # A ROS 2 distribution sourced in this shell must not leak into the venv build. The venv's Python
@@ -174,6 +187,54 @@ else
   package_installed || die "editable install did not produce $VENV/bin/rths and the .pth file"
   stamp_write package "$package_key"
 fi
+
+# ---------------------------------------------------------------------------------------------------
+# 5. ROS 2 launch tooling (launch, launch_ros, launch_testing, ros2cli) from a verified wheel folder
+# ---------------------------------------------------------------------------------------------------
+TOOLING="${RTHS_ROS2_TOOLING:-$REPO/../shared/ros2-tooling}"
+if [ -n "$DISTRO_LAUNCH" ]; then
+  log "ros2 launch tooling: the sourced ROS 2 distribution's ($DISTRO_LAUNCH)"
+elif [ "$TOOLING" != none ] && [ -f "$TOOLING/SHA256SUMS" ] && [ -d "$TOOLING/wheels" ]; then
+  TOOLING="$(cd "$TOOLING" && pwd)"
+  tooling_key="$(hash_inputs "$TOOLING/SHA256SUMS" requirements/launch.txt requirements/constraints.txt)"
+  if stamp_ok tooling "$tooling_key" && [ -x "$VENV/bin/ros2" ]; then
+    log "ros2 launch tooling: up to date ($TOOLING)"
+  else
+    log "ros2 launch tooling: verifying and installing the wheels of $TOOLING"
+    (cd "$TOOLING/wheels" && sha256sum --check --quiet --strict ../SHA256SUMS) ||
+      die "checksum mismatch in $TOOLING/wheels (see its SHA256SUMS): not installing them"
+    mapfile -t tooling_wheels < <(cd "$TOOLING/wheels" && awk '{print $2}' ../SHA256SUMS)
+    [ "${#tooling_wheels[@]}" -gt 0 ] || die "$TOOLING/SHA256SUMS lists no wheels"
+    # --no-deps: launch_ros names ament-index-python, whose registry name is ros-ament-index-python
+    "$PY" -m pip install --progress-bar off -q --no-deps --no-index \
+      "${tooling_wheels[@]/#/$TOOLING/wheels/}"
+    "$PY" -m pip install --progress-bar off -q --no-deps -c requirements/constraints.txt -r requirements/launch.txt
+    [ -x "$VENV/bin/ros2" ] || die "the launch tooling installed no $VENV/bin/ros2"
+    stamp_write tooling "$tooling_key"
+    log "ros2 launch tooling: installed ($VENV/bin/ros2)"
+  fi
+else
+  log "ros2 launch tooling: none (no sourced ROS 2 distribution, no $TOOLING); the launch tests will skip"
+fi
+
+# ---------------------------------------------------------------------------------------------------
+# 6. what ros2 launch / ros2 run need to find the package in the venv prefix
+# ---------------------------------------------------------------------------------------------------
+# share/rths_ros/launch: a real directory with one link per launch file (ros2 launch searches the
+# share directory with os.walk, which does not follow a symlinked directory); rebuilt every run so a
+# new launch file is found without a rebuild.
+share_launch="$VENV/share/rths_ros/launch"
+if [ -L "$share_launch" ]; then rm -f "$share_launch"; fi
+mkdir -p "$share_launch"
+find "$share_launch" -maxdepth 1 -type l -delete
+for f in "$REPO"/launch/*.py; do
+  ln -sfn "$f" "$share_launch/$(basename "$f")"
+done
+# The ament index of the venv prefix (where the messages, lib/rths_ros and share/rths_ros are) for
+# every Python started from the venv: prepended to AMENT_PREFIX_PATH unless it is there already.
+cat >"$SITE/rths_ros_ament_prefix.pth" <<'PTH'
+import os, sys; _rths_p = [x for x in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if x]; sys.prefix in _rths_p or os.environ.__setitem__("AMENT_PREFIX_PATH", os.pathsep.join([sys.prefix] + _rths_p))
+PTH
 
 # ---------------------------------------------------------------------------------------------------
 # Check: messages from the venv, sources from the tree, no environment variables needed.

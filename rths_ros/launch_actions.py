@@ -1,0 +1,268 @@
+"""The ``launch`` side of the launch files: arguments, node actions and the run's supervision.
+
+Imported only by ``launch/*.launch.py`` (it needs the ``launch`` and ``launch_ros`` packages). What to
+start comes from :mod:`rths_ros.launch_support`, the code ``rths run`` uses too. :class:`RunWatch`
+gives a launched run the runner's end-of-run rules:
+
+* the end of the run ends the launch: when every node process has exited, the analysis writes
+  metrics.json, report.md and the plots from the bag, and the launch exits;
+* a node that dies or aborts: the others get the runner's drain time (watchdog, ramp to the safe pose,
+  bag flushed), whatever still runs is stopped, the analysis keeps what was recorded, and the launch
+  exits 1 with a message naming the node (and the abort reason from events.json);
+* a node still running long after the supervisor ended the run, or a run past its time limit, is
+  stopped and named the same way.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+from launch.actions import (DeclareLaunchArgument, EmitEvent, ExecuteProcess, IncludeLaunchDescription, LogInfo,
+                            OpaqueFunction, RegisterEventHandler, TimerAction)
+from launch.event_handlers import OnProcessExit, OnProcessStart
+from launch.events import matches_action
+from launch.events.process import SignalProcess
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+from .core import scenario as scn
+from .launch_support import (LAUNCH_ARGUMENTS, PLANT_SIDE_NODES, NodeSpec, analysis_command, default_out,
+                             load_for_launch, node_env_overrides, node_specs, parse_bool, parse_overrides,
+                             prepare_run_dir, process_specs)
+from .runner import safe_ramp_bound_s, run_aborts
+
+#: the process that runs the analysis after the nodes (named in the launch's output)
+ANALYSIS_PROCESS = "rths_analysis"
+PROGRESS_PERIOD_S = 5.0
+
+
+class RunFailed(RuntimeError):
+    """Raised at the end of a failed run: launch logs the message and exits with code 1."""
+
+
+def declare_arguments(names: tuple[str, ...] | None = None) -> list[DeclareLaunchArgument]:
+    return [DeclareLaunchArgument(k, default_value=d, description=desc)
+            for k, (d, desc) in LAUNCH_ARGUMENTS.items() if names is None or k in names]
+
+
+def _get(context, key: str) -> str:
+    return LaunchConfiguration(key).perform(context)
+
+
+def node_action(spec: NodeSpec, env: dict[str, str]) -> Node:
+    """A launch_ros Node for one process.  A single node is started under its own name; a composed process
+    holds several nodes, so it gets no name remapping (that would rename all of them)."""
+    kw = {"name": spec.name} if len(spec.nodes) == 1 else {}
+    return Node(package="rths_ros", executable=spec.executable, arguments=list(spec.arguments),
+                output="screen", additional_env=env, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# rths.launch.py
+# ---------------------------------------------------------------------------------------------
+def run_actions(context, plant_launch_file: str) -> list:
+    """Validate the arguments, create the run directory, and start the nodes: the rig-side nodes through
+    ``plant_launch_file`` (one process per node), everything in one process when composed."""
+    overrides = parse_overrides(_get(context, "overrides"))
+    record = parse_bool("record", _get(context, "record"))
+    composed = parse_bool("composed", _get(context, "composed"))
+    s = load_for_launch(_get(context, "scenario"), _get(context, "plant"), _get(context, "mode"), overrides, record)
+    out = Path(_get(context, "out") or default_out(s.name)).resolve()
+    scenario_path = prepare_run_dir(s, out, refuse_existing_bag=True)
+    nodes = list(s.run_nodes)
+    env = node_env_overrides()
+    actions: list = [LogInfo(msg=f"rths: {s.name}: {len(nodes)} nodes {'in one process' if composed else 'as processes'}"
+                                 f", {s.loop.mode}, plant {s.plant}, {s.steps} steps x {s.loop.trials} trial(s) "
+                                 f"-> {out}")]
+    if composed:
+        specs = process_specs(scenario_path, nodes, out, composed=True)
+        actions += [node_action(sp, env) for sp in specs]
+    else:
+        specs = process_specs(scenario_path, nodes, out)
+        actions += [node_action(sp, env) for sp in specs if sp.name not in PLANT_SIDE_NODES]
+        if any(sp.name in PLANT_SIDE_NODES for sp in specs):
+            actions.append(IncludeLaunchDescription(
+                PythonLaunchDescriptionSource(plant_launch_file),
+                launch_arguments={"scenario": str(scenario_path), "plant": s.plant, "mode": s.loop.mode,
+                                  "out": str(out)}.items()))
+    watch = RunWatch(s, out, [sp.name for sp in specs], record)
+    return actions + watch.actions()
+
+
+# ---------------------------------------------------------------------------------------------
+# plant.launch.py
+# ---------------------------------------------------------------------------------------------
+def plant_actions(context) -> list:
+    """The rig side of a scenario: the plant (sim_plant, or hardware_plant with plant:=hardware) and the
+    force/torque sensor driver, each in its own process."""
+    overrides = parse_overrides(_get(context, "overrides"))
+    s, specs = node_specs(_get(context, "scenario"), _get(context, "plant"), _get(context, "mode"),
+                          _get(context, "out"), tuple(overrides))
+    env = node_env_overrides()
+    chosen = [sp for sp in specs if sp.name in PLANT_SIDE_NODES]
+    return [LogInfo(msg=f"rths: plant side ({s.plant}): {', '.join(sp.name for sp in chosen)}")] + \
+        [node_action(sp, env) for sp in chosen]
+
+
+# ---------------------------------------------------------------------------------------------
+class RunWatch:
+    """End-of-run rules of a launched run (see the module docstring)."""
+
+    def __init__(self, scenario: scn.Scenario, out: Path, processes: list[str], record: bool):
+        self.s, self.out, self.record = scenario, out, record
+        self.expected = list(processes)
+        self.actions_of: dict[str, object] = {}
+        self.exit_codes: dict[str, int] = {}
+        self.failure: str | None = None        # a failure found by the watch itself (stuck node, time limit)
+        self.timers: list[TimerAction] = []
+        self.t0 = time.monotonic()
+        self.sup = "supervisor" if "supervisor" in processes else ("composed" if "composed" in processes else None)
+        sp = scenario.safety
+        self.drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario)
+        self.stuck_s = self.drain_s + 4.0 * sp.watchdog_s + 10.0
+        self.limit_s = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
+        self.draining = False
+        self.concluded = False
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _timer(self, period: float, fn) -> TimerAction:
+        t = TimerAction(period=float(period), actions=[OpaqueFunction(function=fn)])
+        self.timers.append(t)
+        return t
+
+    @staticmethod
+    def _name(event) -> str:
+        return Path(event.cmd[0]).name if event.cmd else event.action.name
+
+    def _running(self) -> list[str]:
+        return [n for n in self.expected if n in self.actions_of and n not in self.exit_codes]
+
+    def _signal_running(self, sig) -> list:
+        return [EmitEvent(event=SignalProcess(signal_number=sig, process_matcher=matches_action(self.actions_of[n])))
+                for n in self._running()]
+
+    def actions(self) -> list:
+        return [RegisterEventHandler(OnProcessStart(on_start=self._on_start)),
+                RegisterEventHandler(OnProcessExit(on_exit=self._on_exit)),
+                self._timer(self.limit_s, self._time_limit),
+                self._timer(PROGRESS_PERIOD_S, self._progress)]
+
+    # -- events -----------------------------------------------------------------------------
+    def _on_start(self, event, context):
+        name = self._name(event)
+        if name in self.expected:
+            self.actions_of[name] = event.action
+
+    def _on_exit(self, event, context):
+        name = self._name(event)
+        if name not in self.expected or name in self.exit_codes:
+            return None
+        self.exit_codes[name] = event.returncode
+        if len(self.exit_codes) == len(self.expected):
+            return self._finish(context)
+        out: list = []
+        if event.returncode != 0 and not self.draining:
+            # a node aborted (exit 3) or died: give the others time to see it, ramp the platform to its safe
+            # pose and close the bag by themselves; then stop whatever is left
+            self.draining = True
+            out.append(LogInfo(msg=f"rths: {name} exited with code {event.returncode}; waiting up to "
+                                   f"{self.drain_s:.0f} s for the other nodes to end"))
+            out.append(self._timer(self.drain_s, self._drain_over))
+        elif name == self.sup and event.returncode == 0 and not self.draining:
+            out.append(self._timer(self.stuck_s, self._stuck))
+        return out
+
+    def _drain_over(self, context):
+        running = self._running()
+        if not running:
+            return None
+        return [LogInfo(msg=f"rths: stopping {', '.join(running)} (still running after the drain time)"),
+                *self._signal_running(signal.SIGTERM), self._timer(5.0, self._kill)]
+
+    def _kill(self, context):
+        return self._signal_running("SIGKILL")
+
+    def _stuck(self, context):
+        running = self._running()
+        if not running or self.failure:
+            return None
+        self.failure = (f"node {running[0]} did not end within {self.stuck_s:g} s after the supervisor ended the "
+                        "run; stopped it")
+        return [*self._signal_running(signal.SIGTERM), self._timer(5.0, self._kill)]
+
+    def _time_limit(self, context):
+        running = self._running()
+        if not running or self.failure:
+            return None
+        self.failure = f"run did not end within {self.limit_s:g} s; still running: {', '.join(running)}"
+        return [*self._signal_running(signal.SIGTERM), self._timer(5.0, self._kill)]
+
+    def _progress(self, context):
+        if self.concluded:
+            return None
+        try:
+            data = json.loads((self.out / "progress.json").read_text())
+        except (OSError, ValueError):
+            data = None
+        total = self.s.steps * self.s.loop.trials
+        line = None
+        if data and data.get("state") == "starting":
+            line = f"rths: waiting for nodes: {len(data['ready'])}/{len(data['expected'])} ready"
+        elif data:
+            steps = min(max(data.get("nodes", {}).values(), default=0), total)
+            line = (f"rths: step {steps}/{total} ({100.0 * steps / max(total, 1):5.1f} %), "
+                    f"{time.monotonic() - self.t0:.0f} s")
+        nxt = self._timer(PROGRESS_PERIOD_S, self._progress)
+        return ([LogInfo(msg=line)] if line else []) + [nxt]
+
+    # -- end of the run ---------------------------------------------------------------------
+    def _finish(self, context):
+        for t in self.timers:
+            t.cancel()
+        if self.record and (self.out / "bag").exists() and not context.is_shutdown:
+            proc = ExecuteProcess(cmd=analysis_command(self.out), name=ANALYSIS_PROCESS, output="screen",
+                                  additional_env=node_env_overrides())
+            return [proc, RegisterEventHandler(OnProcessExit(target_action=proc, on_exit=self._analysis_done))]
+        self._conclude(context, None)
+        return None
+
+    def _analysis_done(self, event, context):
+        self._conclude(context, event.returncode)
+
+    def _failure_message(self, context) -> str | None:
+        codes = self.exit_codes
+        failed = [n for n in self.expected if codes.get(n, 0) != 0]
+        if self.failure:
+            msg = self.failure
+        elif failed:
+            crashed = [n for n in failed if codes[n] != 3]    # 3 = the node aborted the run on purpose
+            name = (crashed or failed)[0]
+            how = (f"killed by {signal.Signals(-codes[name]).name}" if codes[name] < 0
+                   else f"exited with code {codes[name]}")
+            msg = f"node {name} {how}"
+        elif context.is_shutdown:
+            msg = "the launch was shut down before the run ended"
+        else:
+            return None
+        aborts = run_aborts(self.out)
+        if aborts:
+            msg = f"run aborted: {aborts[0]}; {msg}"
+        return msg
+
+    def _conclude(self, context, analysis_code: int | None):
+        self.concluded = True
+        msg = self._failure_message(context)
+        if msg:
+            raise RunFailed(f"rths: FAILED: {msg} (run directory {self.out})")
+        if analysis_code not in (None, 0):
+            raise RunFailed(f"rths: the run ended but its analysis failed (exit {analysis_code}); "
+                            f"run directory {self.out}")
+        wall = time.monotonic() - self.t0
+        what = "metrics.json, report.md and plots written" if analysis_code == 0 else "nothing recorded"
+        print(f"[INFO] [rths]: run finished in {wall:.1f} s; {what} in {self.out}", flush=True)
+
+
+__all__ = ["declare_arguments", "run_actions", "plant_actions", "RunWatch", "RunFailed", "node_action"]
