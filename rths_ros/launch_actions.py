@@ -87,7 +87,7 @@ def run_actions(context, plant_launch_file: str) -> list:
             actions.append(IncludeLaunchDescription(
                 PythonLaunchDescriptionSource(plant_launch_file),
                 launch_arguments={"scenario": str(scenario_path), "plant": s.plant, "mode": s.loop.mode,
-                                  "out": str(out)}.items()))
+                                  "out": str(out), "overrides": ""}.items()))
     watch = RunWatch(s, out, [sp.name for sp in specs], record)
     return actions + watch.actions()
 

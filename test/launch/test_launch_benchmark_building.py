@@ -1,0 +1,32 @@
+"""`ros2 launch rths_ros rths.launch.py scenario:=benchmark_building`: the vRTHS building benchmark (the
+three-storey frame with its MR damper specimen) through the launch, checked like every family and against
+`rths run`."""
+import json
+
+import pytest
+
+from launch_checks import SKIP_REASON
+
+if SKIP_REASON:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+import unittest  # noqa: E402
+
+import launch_testing  # noqa: E402
+
+import launch_checks as lc  # noqa: E402
+from launch_checks import CompletedRun, RunEnds, SameMetricsAsRthsRun  # noqa: E402,F401
+
+
+@pytest.mark.launch_test
+def generate_test_description():
+    return lc.scenario_launch("benchmark_building", timeout_s=240.0)
+
+
+@launch_testing.post_shutdown_test()
+class TestBuildingRun(unittest.TestCase):
+    def test_benchmark_criteria_written(self, run):
+        m = json.loads((run.out / "metrics.json").read_text())
+        assert m["aborted"] is False
+        crit = m["criteria"] if "criteria" in m else m
+        assert all(f"J{i}" in json.dumps(crit) for i in range(1, 10)), sorted(m)

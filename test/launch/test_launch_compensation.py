@@ -1,0 +1,34 @@
+"""`ros2 launch rths_ros rths.launch.py scenario:=contact_1d_prediction`: a compensation method (polynomial
+forward prediction of the commanded motion) through the launch, checked like every family and against
+`rths run`."""
+import json
+
+import pytest
+
+from launch_checks import SKIP_REASON
+
+if SKIP_REASON:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+import unittest  # noqa: E402
+
+import launch_testing  # noqa: E402
+
+import launch_checks as lc  # noqa: E402
+from launch_checks import CompletedRun, RunEnds, SameMetricsAsRthsRun  # noqa: E402,F401
+
+
+@pytest.mark.launch_test
+def generate_test_description():
+    return lc.scenario_launch("contact_1d_prediction")
+
+
+@launch_testing.post_shutdown_test()
+class TestPredictionRun(unittest.TestCase):
+    def test_prediction_is_on_and_the_run_completed(self, run):
+        s = run.resolved()
+        assert s.platform.commander.coupling.prediction.enabled
+        assert s.platform.commander.coupling.prediction.horizon_s == 0.05
+        m = json.loads((run.out / "metrics.json").read_text())
+        assert m["n_steps"] == s.steps + 1 and m["aborted"] is False
+

@@ -1,0 +1,33 @@
+"""`ros2 launch rths_ros rths.launch.py scenario:=contact_1d plant:=hardware`: the hardware driver nodes
+(platform link and force/torque sensor protocol) against their emulators; the swap is the one argument,
+and in lockstep the run gives the metrics of `rths run --plant hardware`."""
+import json
+
+import pytest
+
+from launch_checks import SKIP_REASON
+
+if SKIP_REASON:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+import unittest  # noqa: E402
+
+import launch_testing  # noqa: E402
+
+import launch_checks as lc  # noqa: E402
+from launch_checks import CompletedRun, RunEnds, SameMetricsAsRthsRun  # noqa: E402,F401
+
+
+@pytest.mark.launch_test
+def generate_test_description():
+    return lc.scenario_launch("contact_1d", plant="hardware")
+
+
+@launch_testing.post_shutdown_test()
+class TestHardwareRun(unittest.TestCase):
+    def test_the_hardware_plant_ran_instead_of_the_twin(self, proc_info, run):
+        names = set(lc.launched_names(proc_info))
+        assert "hardware_plant" in names and "sim_plant" not in names, names
+        assert run.resolved().plant == "hardware"
+        m = json.loads((run.out / "metrics.json").read_text())
+        assert m["stable"] is True and m["n_steps"] == 4001
