@@ -1,13 +1,16 @@
 """The node processes of a run, found on the process table (Linux ``/proc``).
 
 A run's node processes are started as ``python -m rths_ros.nodes.<node> ... --out DIR`` (or
-``rths_ros.nodes.composed --nodes a,b,c``), so the run's output directory on their command line tells
-which run they belong to.  The runner and the tests use :func:`node_pids` (find a node to stop or kill),
+``rths_ros.nodes.composed --nodes a,b,c``) by ``rths run``, and as the installed executables
+``lib/rths_ros/<node>`` (``lib/rths_ros/composed --nodes a,b,c``) by ``ros2 launch`` and ``ros2 run``, so
+the run's output directory on their command line tells which run they belong to.  The runner and the tests use :func:`node_pids` (find a node to stop or kill),
 the plant's process watch uses :class:`ProcessWatch` (notice that a node no watchdog covers has died).
 """
 from __future__ import annotations
 
 import os
+
+from ..core.scenario import KNOWN_NODES
 
 __all__ = ["node_processes", "node_pids", "process_ended", "ProcessWatch"]
 
@@ -20,20 +23,31 @@ def _cmdline(pid: int) -> list[str]:
         return []
 
 
+def _entry_point(argv: list[str]) -> str | None:
+    """'sim_plant' or 'composed' for ``python -m rths_ros.nodes.sim_plant`` or an installed executable
+    ``.../lib/rths_ros/sim_plant`` (run directly or through its interpreter); None for anything else."""
+    if "-m" in argv:
+        i = argv.index("-m")
+        module = argv[i + 1] if i + 1 < len(argv) else ""
+        return module.rsplit(".", 1)[1] if module.startswith("rths_ros.nodes.") else None
+    for arg in argv[:2]:
+        head, _, name = arg.rpartition("/")
+        if head.endswith("/lib/rths_ros") and (name in KNOWN_NODES or name == "composed"):
+            return name
+    return None
+
+
 def _node_names(argv: list[str]) -> tuple[str, ...]:
-    """Node names of a node process started as ``python -m rths_ros.nodes.<node>`` or
-    ``python -m rths_ros.nodes.composed --nodes a,b,c``; () for anything else."""
-    if "-m" not in argv:
+    """Node names of a node process (see :func:`_entry_point`); the composed process lists its nodes
+    after ``--nodes a,b,c``; () for anything else."""
+    entry = _entry_point(argv)
+    if entry is None:
         return ()
-    i = argv.index("-m")
-    module = argv[i + 1] if i + 1 < len(argv) else ""
-    if not module.startswith("rths_ros.nodes."):
-        return ()
-    if module == "rths_ros.nodes.composed":
+    if entry == "composed":
         if "--nodes" in argv and argv.index("--nodes") + 1 < len(argv):
             return tuple(n for n in argv[argv.index("--nodes") + 1].split(",") if n)
         return ()
-    return (module.rsplit(".", 1)[1],)
+    return (entry,)
 
 
 def _out_dir(argv: list[str]) -> str | None:

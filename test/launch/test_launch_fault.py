@@ -1,0 +1,69 @@
+"""A node killed mid-run under `ros2 launch`: the launch ends by itself with a non-zero exit code, its
+last message names the killed node, the platform went to its safe pose, and the bag is readable.
+
+Started exactly as a user starts a run (the `ros2` command, the installed rths.launch.py), so the exit
+code is the one a shell or a CI script sees."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from launch_checks import SKIP_REASON
+
+if SKIP_REASON:
+    pytest.skip(SKIP_REASON, allow_module_level=True)
+
+from rths_ros.bag import read_bag  # noqa: E402
+from rths_ros.runner import DomainLease, wait_until_running  # noqa: E402
+from rths_ros.runtime.processes import node_pids  # noqa: E402
+
+ROS2 = Path(sys.prefix) / "bin" / "ros2"
+
+
+def _launch(out: Path, log: Path, domain: int) -> subprocess.Popen:
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    cmd = [str(ROS2), "launch", "rths_ros", "rths.launch.py", "scenario:=contact_1d", f"out:={out}",
+           "overrides:=loop.duration_s=60"]
+    return subprocess.Popen(cmd, stdout=open(log, "wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=env, start_new_session=True)
+
+
+@pytest.mark.parametrize("victim", ["numerical_substructure", "recorder"])
+def test_killed_node_ends_the_launch_non_zero_naming_it(tmp_path, victim):
+    out, log = tmp_path / "run", tmp_path / "launch.log"
+    lease = DomainLease()
+    proc = _launch(out, log, lease.domain_id)
+    try:
+        assert wait_until_running(out, timeout_s=90.0), log.read_text(errors="replace")[-3000:]
+        time.sleep(1.0)                                    # mid-run: the loop is stepping
+        pids = node_pids(str(out), victim)
+        assert len(pids) == 1, (victim, pids)
+        os.kill(pids[0], signal.SIGKILL)
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        lease.close()
+    text = log.read_text(errors="replace")
+    assert code != 0, text[-3000:]
+    last = [ln for ln in text.splitlines() if "rths: FAILED" in ln]
+    assert last, text[-3000:]
+    assert f"node {victim} killed by SIGKILL" in last[-1], last[-1]
+    assert not node_pids(str(out)), "node processes left behind"
+    # the platform ramped to its safe pose before the nodes ended
+    events = json.loads((out / "events.json").read_text())
+    types = [e["type"] for e in events]
+    assert "ABORT" in types and "SAFE" in types, types
+    # the bag is readable (recovered from its complete chunks when the recorder was the one killed)
+    bag = read_bag(out / "bag", ["/rths/interface_command", "/rths/events"])
+    steps = [m.step for _, m in bag["/rths/interface_command"]]
+    assert len(steps) > 100 and steps == sorted(steps)
+    assert (out / "metrics.json").is_file()               # what was recorded up to the fault is analysed
