@@ -238,6 +238,19 @@ def cmd_bench(a) -> int:
         data["loop"] = bench.bench_loop(a.scenario, a.set, a.duration, configs, out)
         md += ["", bench.markdown_loop(data["loop"])]
         print(bench.markdown_loop(data["loop"]))
+    if a.what == "launch":
+        names = scn.scenario_names() if a.scenario == "all" else [a.scenario]
+        out.mkdir(parents=True, exist_ok=True)
+        data["launch"] = bench.bench_launch(names, out)
+        md += ["", bench.markdown_launch(data["launch"])]
+        print(bench.markdown_launch(data["launch"]))
+        failed = [r["scenario"] for r in data["launch"] if r["exit_code"] != 0 or not r["metrics"]]
+        bench.write(out, data, "\n".join(md))
+        print(f"-> {out / 'bench.json'}, {out / 'bench.md'}")
+        if failed:
+            print(f"rths bench launch: FAILED for {', '.join(failed)} (logs in {out})", file=sys.stderr)
+            return 1
+        return 0
     if a.what == "safety":
         data["safety"] = bench.bench_safety(a.scenario, out)
         md += ["", bench.markdown_safety(data["safety"])]
@@ -483,8 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--out")
     co.set_defaults(func=cmd_compare)
     b = sub.add_parser("bench", help="measure the loop and the per-step cost of the core objects")
-    b.add_argument("what", choices=("core", "loop", "all", "safety"))
-    b.add_argument("scenario", nargs="?", default="contact_1d")
+    b.add_argument("what", choices=("core", "loop", "all", "safety", "launch"))
+    b.add_argument("scenario", nargs="?", default="contact_1d",
+                   help="scenario name (default contact_1d); with `launch`, `all` runs every scenario")
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run")
     b.add_argument("--configs", default="lockstep-processes,lockstep-composed,realtime-processes,realtime-composed",

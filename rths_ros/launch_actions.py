@@ -237,14 +237,15 @@ class RunWatch:
         failed = [n for n in self.expected if codes.get(n, 0) != 0]
         if self.failure:
             msg = self.failure
+        elif context.is_shutdown:
+            # Ctrl-C or another shutdown of the launch: the nodes were told to stop
+            msg = "the launch was shut down before the run ended; every node was stopped"
         elif failed:
             crashed = [n for n in failed if codes[n] != 3]    # 3 = the node aborted the run on purpose
             name = (crashed or failed)[0]
             how = (f"killed by {signal.Signals(-codes[name]).name}" if codes[name] < 0
                    else f"exited with code {codes[name]}")
             msg = f"node {name} {how}"
-        elif context.is_shutdown:
-            msg = "the launch was shut down before the run ended"
         else:
             return None
         aborts = run_aborts(self.out)

@@ -1,19 +1,27 @@
 """The same sources build with colcon as in a ROS 2 workspace (here against the venv's ROS 2 wheels)."""
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rths_ros.launch_support import node_specs
+from rths_ros.runner import DomainLease
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = ("CMakeLists.txt", "package.xml", "setup.py", "msg", "rths_ros", "launch", "config", "scripts")
 
 
-def test_colcon_builds_the_package_into_an_install_space(tmp_path):
+@pytest.fixture(scope="module")
+def colcon_install(tmp_path_factory):
+    """A colcon workspace with rths_ros built from a copy of the sources: (workspace, install/rths_ros)."""
+    tmp_path = tmp_path_factory.mktemp("colcon")
     venv = Path(sys.prefix)
     colcon = venv / "bin" / "colcon"
     assert colcon.exists(), "colcon is part of requirements/test.txt"
@@ -30,12 +38,21 @@ def test_colcon_builds_the_package_into_an_install_space(tmp_path):
     p = subprocess.run([str(colcon), "build", "--packages-select", "rths_ros", "--cmake-args", f"-DPython3_EXECUTABLE={sys.executable}"],
                        cwd=tmp_path / "ws", env=env, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    install = tmp_path / "ws" / "install" / "rths_ros"
+    return tmp_path, tmp_path / "ws" / "install" / "rths_ros"
+
+
+def _install_env(install: Path) -> dict:
+    venv = Path(sys.prefix)
     site = next(install.glob("lib/python3*/site-packages"))
+    return {"PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}", "HOME": os.environ.get("HOME", "/tmp"),
+            "PYTHONPATH": str(site), "AMENT_PREFIX_PATH": f"{install}:{venv}"}
+
+
+def test_colcon_builds_the_package_into_an_install_space(colcon_install):
+    tmp_path, install = colcon_install
     code = ("import rths_ros.msg, rths_ros.core.scenario as s, rths_ros.nodes.sim_plant; "
             "print(rths_ros.core.scenario.__file__); print(s.config_dir())")
-    env2 = {"PATH": env["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "PYTHONPATH": str(site),
-            "AMENT_PREFIX_PATH": f"{install}:{venv}"}
+    env2 = _install_env(install)
     q = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env2, cwd=tmp_path,
                        timeout=120)
     assert q.returncode == 0, q.stderr
@@ -45,3 +62,27 @@ def test_colcon_builds_the_package_into_an_install_space(tmp_path):
     assert (share / "config" / "scenarios" / "contact_1d.yaml").exists()
     for spec in node_specs("contact_1d")[1]:          # what the launch file starts exists
         assert (install / "lib" / "rths_ros" / spec.executable).exists(), spec.executable
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ros2launch") is None,
+                    reason="no ros2 launch here: scripts/setup_env.sh installs it from ../shared/ros2-tooling")
+def test_ros2_launch_runs_a_scenario_from_the_colcon_install(colcon_install):
+    """`ros2 launch rths_ros rths.launch.py` finds the launch file in the colcon install space and runs a
+    short scenario with the installed sources and node executables."""
+    tmp_path, install = colcon_install
+    out = tmp_path / "run"
+    lease = DomainLease()
+    env = dict(_install_env(install), ROS_DOMAIN_ID=str(lease.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    try:
+        p = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "launch", "rths_ros", "rths.launch.py",
+                            "scenario:=contact_1d", f"out:={out}", "overrides:=loop.duration_s=0.5"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240,
+                           stdin=subprocess.DEVNULL)
+    finally:
+        lease.close()
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    prefix = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "pkg", "prefix", "rths_ros"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert prefix.stdout.strip() == str(install), prefix.stdout + prefix.stderr   # the package ros2 launch found
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["n_steps"] == 501 and m["aborted"] is False

@@ -1,4 +1,4 @@
-"""The launch file's logic without the `launch` package (not installable here)."""
+"""The launch files' logic: node sets, arguments, run directories (most of it without the `launch` package)."""
 from __future__ import annotations
 
 import ast
@@ -12,12 +12,14 @@ from rths_ros.launch_support import node_specs
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_launch_file_is_valid_python_using_node_specs():
-    src = (ROOT / "launch" / "rths.launch.py").read_text()
+@pytest.mark.parametrize("name", ["rths.launch.py", "plant.launch.py"])
+def test_launch_files_are_thin_and_use_the_shared_code(name):
+    src = (ROOT / "launch" / name).read_text()
     tree = ast.parse(src)
     names = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
     assert "generate_launch_description" in names
-    assert "node_specs" in src
+    assert "from rths_ros.launch_actions import" in src
+    assert len(src.splitlines()) < 40
 
 
 def test_specs_follow_the_scenario_and_arguments():
@@ -63,3 +65,104 @@ def test_gait_vpp_plant_default_is_the_simulated_foot():
     assert s.plant == "sim" and s.sim_plant.specimen_kind == "prosthetic_foot"
     assert [n.name for n in specs][-1] == "sim_plant"
     assert not any(a.startswith("plant=") for a in specs[0].arguments)
+
+
+# ---------------------------------------------------------------------------------------------
+# the pieces the launch files and `rths run` share
+# ---------------------------------------------------------------------------------------------
+import importlib.util  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+from rths_ros.core import scenario as scn  # noqa: E402
+from rths_ros.launch_support import (LAUNCH_ARGUMENTS, PLANT_SIDE_NODES, default_out, load_for_launch,  # noqa: E402
+                                     parse_bool, parse_overrides, prepare_run_dir, process_specs)
+from rths_ros.runtime.processes import _node_names  # noqa: E402
+
+
+def test_overrides_argument_splits_like_a_shell_and_names_bad_items():
+    assert parse_overrides("loop.duration_s=1.0  passivity.enabled=true") == ["loop.duration_s=1.0",
+                                                                             "passivity.enabled=true"]
+    assert parse_overrides("description='two words'") == ["description=two words"]
+    assert parse_overrides("") == []
+    with pytest.raises(ParameterError, match="overrides: 'loop.duration_s' is not KEY=VALUE"):
+        parse_overrides("loop.duration_s")
+    with pytest.raises(ParameterError, match="overrides"):
+        parse_overrides("a='unclosed")
+
+
+def test_boolean_arguments_name_the_key():
+    assert parse_bool("composed", "True") is True and parse_bool("record", "false") is False
+    with pytest.raises(ParameterError, match="composed: 'maybe' is not a boolean"):
+        parse_bool("composed", "maybe")
+
+
+def test_launch_arguments_reach_the_scenario():
+    s = load_for_launch("contact_1d", plant="hardware", mode="realtime", overrides=["loop.duration_s=1.0"],
+                        record=False)
+    assert (s.plant, s.loop.mode, s.loop.duration_s) == ("hardware", "realtime", 1.0)
+    assert "recorder" not in s.run_nodes and "hardware_plant" in s.run_nodes
+    with pytest.raises(ParameterError, match="mode: 'fast'"):
+        load_for_launch("contact_1d", mode="fast")
+
+
+def test_process_specs_separate_and_composed(tmp_path):
+    nodes = scn.load("contact_1d").run_nodes
+    sep = process_specs(tmp_path / "scenario.yaml", nodes, tmp_path)
+    assert [p.name for p in sep] == list(nodes) and all(p.nodes == (p.name,) for p in sep)
+    assert sep[0].arguments == ("--scenario", str(tmp_path / "scenario.yaml"), "--out", str(tmp_path))
+    comp = process_specs(tmp_path / "scenario.yaml", nodes, tmp_path, composed=True)
+    assert [p.executable for p in comp] == ["composed", "recorder"]
+    assert comp[0].arguments[:2] == ("--nodes", ",".join(n for n in nodes if n != "recorder"))
+    assert set(PLANT_SIDE_NODES) & set(nodes) == {"ft_sensor", "sim_plant"}
+
+
+def test_run_directory_prepared_and_a_recorded_run_refused(tmp_path):
+    s = scn.load("contact_1d")
+    out = tmp_path / "a" / "b"
+    path = prepare_run_dir(s, out, refuse_existing_bag=True)
+    assert path == out.resolve() / "scenario.yaml" and (out / "logs").is_dir()
+    assert scn.load(str(path)) == s
+    (out / "bag").mkdir()
+    with pytest.raises(ParameterError, match="already holds a recorded run"):
+        prepare_run_dir(s, out, refuse_existing_bag=True)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ParameterError, match="out: cannot use .*file/run as the run directory"):
+        prepare_run_dir(s, tmp_path / "file" / "run")
+
+
+def test_default_run_directories_never_collide(tmp_path):
+    a = default_out("contact_1d", tmp_path)
+    a.mkdir(parents=True)
+    b = default_out("contact_1d", tmp_path)
+    assert a != b and b.parent == tmp_path / "runs" and b.name.startswith("contact_1d-")
+
+
+def test_process_watch_knows_the_installed_node_executables():
+    """ros2 launch and ros2 run start lib/rths_ros/<node>, rths run starts python -m rths_ros.nodes.<node>."""
+    assert _node_names(["/v/bin/python", "/v/lib/rths_ros/sim_plant", "--out", "x"]) == ("sim_plant",)
+    assert _node_names(["/v/lib/rths_ros/recorder", "--out", "x"]) == ("recorder",)
+    assert _node_names(["/v/bin/python", "/v/lib/rths_ros/composed", "--nodes", "a,b"]) == ("a", "b")
+    assert _node_names(["/v/bin/python", "-m", "rths_ros.nodes.supervisor"]) == ("supervisor",)
+    assert _node_names(["/v/bin/python", "/v/lib/other/sim_plant"]) == ()
+    assert _node_names(["/v/bin/python", "/v/lib/rths_ros/not_a_node"]) == ()
+
+
+def test_every_launch_argument_is_documented():
+    doc = (ROOT / "docs" / "ros2.md").read_text()
+    for key in LAUNCH_ARGUMENTS:
+        assert f"| `{key}` |" in doc, key
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ros2launch") is None,
+                    reason="no ros2 launch here: scripts/setup_env.sh installs it from ../shared/ros2-tooling")
+def test_show_args_lists_every_argument_with_its_description():
+    p = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "launch", "rths_ros", "rths.launch.py", "--show-args"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    for key, (default, desc) in LAUNCH_ARGUMENTS.items():
+        assert f"'{key}':" in p.stdout, key
+        assert desc.split(":")[0][:40] in " ".join(p.stdout.split()), key
+    q = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "launch", "rths_ros", "plant.launch.py",
+                        "--show-args"], capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0 and "'plant':" in q.stdout and "'composed':" not in q.stdout, q.stdout + q.stderr
