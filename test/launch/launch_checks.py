@@ -27,6 +27,16 @@ SKIP_REASON = (f"ROS 2 launch tooling not installed ({', '.join(_MISSING)} missi
 ANALYSIS_TIMEOUT_S = 60.0
 
 
+def require_launch_testing():
+    """Skip the calling test module (reported as skipped, with the reason) without the launch tooling;
+    else return the launch_testing module."""
+    import pytest
+    if SKIP_REASON:
+        pytest.skip(SKIP_REASON, allow_module_level=True)
+    import launch_testing
+    return launch_testing
+
+
 @dataclass
 class LaunchedRun:
     """What a test needs to know about the run its launch description starts."""

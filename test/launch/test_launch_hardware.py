@@ -2,20 +2,14 @@
 (platform link and force/torque sensor protocol) against their emulators; the swap is the one argument,
 and in lockstep the run gives the metrics of `rths run --plant hardware`."""
 import json
+import unittest
 
 import pytest
 
-from launch_checks import SKIP_REASON
+import launch_checks as lc
 
-if SKIP_REASON:
-    pytest.skip(SKIP_REASON, allow_module_level=True)
-
-import unittest  # noqa: E402
-
-import launch_testing  # noqa: E402
-
-import launch_checks as lc  # noqa: E402
-from launch_checks import CompletedRun, RunEnds, SameMetricsAsRthsRun  # noqa: E402,F401
+launch_testing = lc.require_launch_testing()      # skips this module without the launch tooling
+from launch_checks import CompletedRun, RunEnds, SameMetricsAsRthsRun  # noqa: E402,F401  (collected by launch_testing)
 
 
 @pytest.mark.launch_test

@@ -9,9 +9,9 @@ require the launch to end with exit code 0 and a metrics.json.  Independently of
 ``ros2 interface show`` is checked for every message of msg/ and ``ros2 run`` starts a node under a
 remapped name (on a second domain, so it cannot disturb the run).
 
-Every CLI call uses ``--no-daemon`` (or the direct node ``ros2 topic hz`` always uses), so no ROS 2
-daemon is left behind; discovery of a fresh CLI process takes a few seconds under load, so the graph
-queries are retried with a growing ``--spin-time`` until a deadline.
+Every CLI call runs with ``--no-daemon`` (``ros2 topic hz`` has no daemon option: it always uses a
+direct node), so no ROS 2 daemon is left behind.  A fresh CLI process needs a few seconds of discovery
+under load, so the graph queries are retried with a growing ``--spin-time`` until a deadline.
 
 The tests depend on each other's order (file order): they share the one run.
 """
@@ -54,8 +54,9 @@ pytestmark = pytest.mark.timeout(300)
 
 SCENARIO = "contact_1d"
 RUN_NODES = ("recorder", "supervisor", "numerical_substructure", "stewart_platform", "ft_sensor", "sim_plant")
-# 4 s of simulated time: lockstep runs it in roughly 4-10 s of wall time here, long enough for several
-# readings of `ros2 topic hz` (one a second), short enough to keep the module well under 90 s
+# simulated time of the run.  Lockstep steps it at 300-1000 steps/s here (8-25 s of wall time): long
+# enough for the `ros2 lifecycle get` after the activation (5-7 s with --no-daemon discovery), which has
+# to see the plant before the run is over, and for several readings of `ros2 topic hz` (one a second)
 DURATION_S = 8.0
 # the plant waits for `ros2 lifecycle set`; the supervisor's wait for READY (default 60 s) must outlast
 # the introspection before the activation, also on a slow machine
@@ -154,6 +155,7 @@ class LiveRun:
         self.domain_id = domain_id
         self.env = cli_env(domain_id, tmp / "ros_log")
         self.proc: subprocess.Popen | None = None
+        self._log_file = None
         self.activated = False
 
     # -- the launch ---------------------------------------------------------------------------
@@ -172,7 +174,8 @@ class LiveRun:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        self._log_file.close()
+        if self._log_file is not None:
+            self._log_file.close()
 
     def launch_tail(self) -> str:
         state = "running" if self.proc.poll() is None else f"exited with code {self.proc.returncode}"
@@ -379,7 +382,7 @@ def test_ros2_run_remapped_node(live_run):
         res = live_run.poll(lambda s: ("node", "list", "--no-daemon", "--spin-time", str(s)), seen,
                             f"/{PROBE_NODE} (started by ros2 run) in ros2 node list", env=env, watch_launch=False)
         assert "/supervisor" not in res.stdout.split(), f"the node kept its own name:\n{res.stdout}"
-        assert proc.poll() is None
+        assert proc.poll() is None, f"`ros2 run` exited with {proc.returncode}:\n{tail(log)}"
 
         os.killpg(proc.pid, signal.SIGINT)
         try:
