@@ -74,8 +74,10 @@ def test_secondary_path_dc_gain_frf_and_lfilter(preset, vff):
     x = rng.standard_normal((400, 6)) * 1e-3
     y = np.array([sp.step(row).copy() for row in x])
     for leg in range(6):
-        np.testing.assert_allclose(y[:, leg], _zoh_advanced_lfilter(leg, x[:, leg], cas, vff),
-                                   rtol=1e-9, atol=1e-15)
+        ref = _zoh_advanced_lfilter(leg, x[:, leg], cas, vff)
+        # 1e-9 of each sample, and of the channel's peak near its zero crossings (two summation orders:
+        # the last bits differ between CPUs' vector units)
+        np.testing.assert_allclose(y[:, leg], ref, rtol=1e-9, atol=1e-9 * np.max(np.abs(ref)))
 
 
 def test_secondary_path_models_the_twin_legs():

@@ -335,11 +335,27 @@ def test_gain_sweep_dissipation_and_fidelity(sweep):
 
 
 def test_without_guard_and_cap_the_damping_force_spikes(sweep):
-    """The ratio P~_error/|P~_tot| is unbounded where the throughput crosses zero in contact; with the
-    held force F_d an alpha above ~2 m_NUM/dT (1.9e4 kg/s) even turns the damper itself unstable."""
+    """The ratio P~_error/|P~_tot| is unbounded where the throughput crosses zero in contact: without floor
+    and cap alpha passes 2 m_NUM/dT (1.9e4 kg/s), above which the damping force held over a step is itself
+    unstable, and F_d spikes.  Whether the whole run then also goes unstable depends on the last bits of the
+    power values at those zero crossings (it does with one CPU's vector unit, peak F_d ~2100 N; with another
+    the spikes reach ~120 N and the run stays stable), so the spikes and alpha are what is checked."""
     s, z_ref, res = sweep
     p = PassivityParams(enabled=True, g_p_kg_per_s=1600.0, dt_s=s.loop.dt_s)
-    rec, _ = _run_with_npc(s, dataclasses.replace(p, p_tot_min_w=0.0, alpha_max_kg_per_s=1e9))
+    run = VirtualRun(dataclasses.replace(s, passivity=dataclasses.replace(p, p_tot_min_w=0.0,
+                                                                          alpha_max_kg_per_s=1e9)))
+    alphas: list[float] = []
+
+    class KeepsAlpha(PassivityController):      # the real controller, keeping alpha(t_k) of every step
+        def update(self, *args, **kwargs):
+            out = super().update(*args, **kwargs)
+            alphas.append(self.alpha)
+            return out
+    run.npc = KeepsAlpha(run.npc.params)
+    rec = run.run()
+    assert len(alphas) >= s.steps
     m = compute_metrics(rec, z_ref, s.loop.dt_s)
     assert m["peak_damping_force_n"] > 10.0 * res[1600.0][0]["peak_damping_force_n"]
-    assert not m["stable"], m["stability_reason"]
+    held_damper_limit = 2.0 * s.numerical.contact_1d.m_num_kg / s.loop.dt_s
+    assert max(alphas) > held_damper_limit, (max(alphas), held_damper_limit)
+    assert max(alphas) > 5.0 * p.alpha_max_kg_per_s          # far beyond the default cap
