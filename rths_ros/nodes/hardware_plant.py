@@ -228,6 +228,8 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
             b0 = np.array(self.state.length, dtype=float)
             v_peak = 0.0
             f_peak = 0.0
+            if self.netft.poll():     # records queued before the ramp (the previous trial's last contact) are
+                self.netft.read_latest(0.0)    # not the ramp's: the record's peak force counts from here
             for j in range(1, ramp.total_steps + 1):
                 if self.mode == "realtime":      # the controller steps on its own clock: one command per step
                     next_t += self.dt
