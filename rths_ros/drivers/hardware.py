@@ -129,9 +129,13 @@ class EmulatedRig:
         """The twin's newest output (what the last STATE reported)."""
         return self.platform.latest
 
+    def tagged_output(self, ft_sequence: int):
+        """The twin output whose wrench the record ``ft_sequence`` carries (None if not known)."""
+        return self._tags[ft_sequence % self.TAGS]
+
     def sampled_after(self, ft_sequence: int, output) -> bool:
         """True when the record ``ft_sequence`` carries the wrench of ``output``."""
-        return self._tags[ft_sequence % self.TAGS] is output
+        return self.tagged_output(ft_sequence) is output
 
     def close(self) -> None:
         self.netft.close()

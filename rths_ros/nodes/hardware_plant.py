@@ -228,8 +228,15 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
             b0 = np.array(self.state.length, dtype=float)
             v_peak = 0.0
             f_peak = 0.0
-            if self.netft.poll():     # records queued before the ramp (the previous trial's last contact) are
-                self.netft.read_latest(0.0)    # not the ramp's: the record's peak force counts from here
+            # The peak sensor force counts the ramp's records only.  On the rig every record is a sample of the
+            # real state, so whatever is queued before the ramp is dropped.  The emulators' RESET puts the legs
+            # at home at once while the twin's last output (the previous trial's end, foot possibly loaded) is
+            # what the sensor emulator samples until the first ramp step: there a record counts only if it
+            # carries an output the twin produced during the ramp.
+            if self.netft.poll():
+                self.netft.read_latest(0.0)
+            ramp_outputs: list = []           # keeps the outputs alive, so their ids stay unique
+            ramp_output_ids: set[int] = set()
             for j in range(1, ramp.total_steps + 1):
                 if self.mode == "realtime":      # the controller steps on its own clock: one command per step
                     next_t += self.dt
@@ -239,9 +246,13 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
                 length, velocity = ramp.command(j)
                 v_peak = max(v_peak, float(np.max(np.abs(velocity))))
                 self._apply(length, velocity)
+                if self.rig is not None:
+                    ramp_outputs.append(self.rig.current_output())
+                    ramp_output_ids.add(id(ramp_outputs[-1]))
                 try:                              # the newest record, never wait: for the record only
                     self._read_wrench(sync=False)
-                    f_peak = max(f_peak, float(np.linalg.norm(self.wrench[:3])))
+                    if self.rig is None or id(self.rig.tagged_output(self.netft.ft_sequence)) in ramp_output_ids:
+                        f_peak = max(f_peak, float(np.linalg.norm(self.wrench[:3])))
                 except SensorError:
                     pass
             b1 = np.array(self.state.length, dtype=float)
