@@ -1,5 +1,5 @@
 # rths_ros developer commands (Python venv route, no ROS 2 distribution needed). See docs/building.md.
-#   make run    set up the environment, then run the 1-D contact scenario into runs/contact_1d
+#   make run    set up the environment, then run the 1-D contact scenario into runs/contact_1d-<date>-<time>
 #   make test   set up the environment, then run the test suite
 #   make setup  create/refresh .venv: pinned requirements, messages, editable install (incremental)
 #   make clean  remove build products (build/, caches); `make distclean` also removes .venv
@@ -27,7 +27,7 @@ setup:
 	bash scripts/setup_env.sh
 
 run: setup
-	$(VENV)/bin/rths run contact_1d --out runs/contact_1d
+	$(VENV)/bin/rths run contact_1d
 
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests
 # collected (treated as a failure). timeout(1) exits 124 when the suite ran out of time.

@@ -59,6 +59,8 @@ def cmd_run(a) -> int:
                   "or pass --force to run it anyway", file=sys.stderr)
             return 2
     out = Path(a.out) if a.out else _default_out(s.name)
+    from .launch_support import refuse_recorded_run
+    refuse_recorded_run(out, "--out")
     if s.loop.mode == "realtime" and not a.composed:
         print("rths run: note: in realtime mode each inter-process hop costs ~0.4 ms; with separate processes "
               "the loop rarely closes within one step (docs/performance.md). --composed keeps the fast path in "

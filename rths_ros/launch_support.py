@@ -147,13 +147,20 @@ def default_out(name: str, root: Path | None = None) -> Path:
     return out
 
 
+def refuse_recorded_run(out: Path, option: str) -> None:
+    """A run directory that already holds a recorded run (a bag) is never written into again."""
+    out = Path(out)
+    if (out / "bag").exists():
+        raise ParameterError(f"out: {out.resolve()} already holds a recorded run (bag/); choose another {option}, "
+                             "or leave it out for a new timestamped folder under runs/")
+
+
 def prepare_run_dir(scenario: scn.Scenario, out: Path, refuse_existing_bag: bool = False) -> Path:
     """Create the run directory (and logs/), clear a previous run's progress and events, write the resolved
     scenario the nodes load; returns the scenario file's path.  Path problems are one-line errors."""
     out = Path(out).resolve()
-    if refuse_existing_bag and (out / "bag").exists():
-        raise ParameterError(f"out: {out} already holds a recorded run (bag/); choose another out:= "
-                             "or leave it empty for a new timestamped folder")
+    if refuse_existing_bag:
+        refuse_recorded_run(out, "out:=")
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / "logs").mkdir(exist_ok=True)
@@ -188,4 +195,4 @@ def analysis_command(out: Path) -> list[str]:
 
 __all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "HARDWARE_NODES", "node_specs", "process_specs",
            "process_groups", "load_for_launch", "prepare_run_dir", "default_out", "node_env_overrides",
-           "analysis_command", "parse_bool", "parse_overrides"]
+           "analysis_command", "parse_bool", "parse_overrides", "refuse_recorded_run"]

@@ -28,3 +28,15 @@ def test_params_and_list(rths_cli):
     p = rths_cli("params", "--markdown")
     assert "numerical.contact_1d.d_num_kg_per_s" in p.stdout and "kg/s" in p.stdout
     assert "contact_1d" in rths_cli("list").stdout
+
+
+def test_run_refuses_a_folder_that_holds_a_recorded_run(rths_cli, tmp_path):
+    """An earlier run's folder is never written into: refused at start, naming the path and the choices."""
+    out = tmp_path / "earlier"
+    (out / "bag").mkdir(parents=True)
+    (out / "events.json").write_text("[]")
+    p = rths_cli("run", "smoke", "--out", str(out))
+    assert p.returncode == 2
+    assert f"out: {out.resolve()} already holds a recorded run" in p.stderr and "--out" in p.stderr
+    assert (out / "events.json").read_text() == "[]"           # nothing of the earlier run was touched
+    assert not (out / "logs").exists()
