@@ -19,7 +19,7 @@ from pathlib import Path
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from .core.scenario import package_root
+from rths_ros.resources import package_root
 
 SCENARIO_TOPIC = "/rths/scenario"
 SCENARIO_KEY = "rths.scenario"

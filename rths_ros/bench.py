@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import fastpath
-from .core import scenario as scn
+from rths_ros.app import factory
+from rths_ros.app import scenario as scn
 
 
 def machine_facts() -> dict:
@@ -62,9 +62,9 @@ def _time_replay(fn, m: int, n: int, reset=None) -> dict:
 
 def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
     """Per-step cost of the gait test's core objects (numerical.model = vpp), each replaying the recorded
-    inputs of one virtual trial in the order of the node graph (rths_ros.core.gait_rths)."""
-    from .core import vpp
-    from .core.vrths import run_virtual
+    inputs of one virtual trial in the order of the node graph (rths_ros.core.models.gait.rths)."""
+    from rths_ros.core.models.gait import vpp
+    from rths_ros.app.vrths import run_virtual
     rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
     m = rec["force"].shape[0] - 1
     if m < 2:
@@ -72,7 +72,7 @@ def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
                            f"({rec.get('abort_reason', '')})")
     vp = s.numerical.vpp
     out = {}
-    num = fastpath.build_numerical(s)
+    num = factory.build_numerical(s)
     forces = rec["force"]
     out[f"numerical_substructure: VPP sync step ({vp.n_sub} RK4 sub-steps of {1e3 * vp.dt_sub_s:.1f} ms, "
         "events, plate-frame command)"] = _time_replay(
@@ -90,17 +90,17 @@ def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
         vpp._sync_kernel(st.s, st.c, st.fp, P, work.w, vp.dt_sub_s, vp.n_sub, work.wk, work.cmd)
     out[f"numerical_substructure: vpp.sync_step kernel alone ({vp.n_sub} sub-steps)"] = _time_replay(
         kernel, m, n, kernel_reset)
-    plat = fastpath.build_gait_platform(s)
+    plat = factory.build_gait_platform(s)
     q, qd = rec["q_cmd"], rec["qd_cmd"]
     out["stewart_platform: GaitPlatform.command (IK with toe-out, speed policy, limits)"] = _time_replay(
         lambda k: plat.command(q[k + 1], qd[k + 1]), m, n, plat.reset)
     out["stewart_platform: GaitPlatform.achieved (FK)"] = _time_replay(
         lambda k: plat.achieved(rec["b_meas"][k], rec["bdot_meas"][k]), m, n, plat.gi.reset)
-    gf = fastpath.build_gait_force_processor(s)
+    gf = factory.build_gait_force_processor(s)
     out["ft_sensor: GaitForceProcessor.process (FK, sagittal load, CoP)"] = _time_replay(
         lambda k: gf.process(rec["wrench"][k], rec["b_meas"][k]), m, n, gf.reset)
-    plant = fastpath.build_plant(s)
-    seed = fastpath.plant_seed(s, 0)
+    plant = factory.build_plant(s)
+    seed = factory.plant_seed(s, 0)
     out["sim_plant: SimPlant.step (6 legs, prosthetic foot on the plate, sensor)"] = _time_replay(
         lambda k: plant.step(rec["b_cmd"][k + 1], rec["ff_velocity"][k + 1]), m, n, lambda: plant.reset(seed))
     return out
@@ -108,17 +108,17 @@ def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
 
 def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
     """Per-step cost of each core object on a recorded trajectory of the scenario (virtual run)."""
-    from .core.vrths import run_virtual
-    if fastpath.is_gait(s):
+    from rths_ros.app.vrths import run_virtual
+    if factory.is_gait(s):
         return bench_core_gait(s, n)
     rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
     m = min(n, rec["k"].size - 1)
-    numerical = fastpath.build_numerical(s)
-    imap, commander = fastpath.build_platform(s)
-    plant = fastpath.build_plant(s)
-    force = fastpath.build_force_processor(s)
-    npc = fastpath.build_passivity(scn.replace(s, passivity=scn.replace(s.passivity, enabled=True)))
-    aff = fastpath.build_aff(scn.replace(s, aff=scn.replace(s.aff, enabled=True)))
+    numerical = factory.build_numerical(s)
+    imap, commander = factory.build_platform(s)
+    plant = factory.build_plant(s)
+    force = factory.build_force_processor(s)
+    npc = factory.build_passivity(scn.replace(s, passivity=scn.replace(s.passivity, enabled=True)))
+    aff = factory.build_aff(scn.replace(s, aff=scn.replace(s.aff, enabled=True)))
     q = np.zeros(1)
     qd = np.zeros(1)
     out = {}
@@ -145,7 +145,7 @@ def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
         lambda i: aff.adapt(rec["b_cmd"][i], rec["b_meas"][i]), m)
     out[f"stewart_platform: FxlmsAff.feedforward (6 x {s.aff.n_taps} taps)"] = _time_calls(
         lambda i: aff.feedforward(rec["b_cmd"][i + 1]), m)
-    from .core.ilc_series import IlcSeries
+    from rths_ros.app.ilc_series import IlcSeries
     ilc = IlcSeries(scn.replace(s, ilc=scn.replace(s.ilc, enabled=True)))
     e = np.random.default_rng(0).normal(0, 1e-4, (6, s.steps))
     trial = _time_calls(lambda i: ilc.ilc.update(e), 20)
@@ -158,7 +158,7 @@ def bench_core_without_numba(scenario_name: str, overrides: list[str]) -> dict:
     """The same per-step costs with numba's JIT disabled (the kernels run as plain Python/numpy)."""
     import subprocess
     import sys
-    code = ("import json,sys; from rths_ros import bench; from rths_ros.core import scenario as scn; "
+    code = ("import json,sys; from rths_ros import bench; from rths_ros.app import scenario as scn; "
             "print(json.dumps(bench.bench_core(scn.load(sys.argv[1], sys.argv[2:]), n=400)))")
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     p = subprocess.run([sys.executable, "-c", code, scenario_name, *overrides], capture_output=True, text=True,
@@ -180,8 +180,8 @@ def markdown_core_compare(jit: dict, nojit: dict) -> str:
 def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list[str], out_dir: Path,
                log=print) -> dict:
     """Run the scenario in each configuration and collect the loop statistics from its bag."""
-    from .analysis.run_analysis import record_from_bag
-    from .runner import run_scenario
+    from rths_ros.analysis.run_analysis import record_from_bag
+    from rths_ros.runner import run_scenario
     table = {
         "lockstep-processes": ("lockstep", False, []),
         "lockstep-composed": ("lockstep", True, []),
@@ -257,7 +257,7 @@ def _safety_case(name: str, overrides: list[str], out: Path, kill: str | None) -
     import signal
     import threading
 
-    from .runner import DomainLease, run_scenario
+    from rths_ros.runner import DomainLease, run_scenario
     s = scn.load(name, overrides)
     res: dict = {}
     lease = DomainLease()
@@ -267,10 +267,10 @@ def _safety_case(name: str, overrides: list[str], out: Path, kill: str | None) -
     t.start()
     t_kill = None
     if kill:
-        from .runner import wait_until_running
+        from rths_ros.runner import wait_until_running
         wait_until_running(out, 120.0)
         time.sleep(1.5)
-        from .runner import node_pids
+        from rths_ros.runner import node_pids
         for pid in node_pids(str(out), kill)[:1]:
             os.kill(pid, signal.SIGKILL)
             t_kill = time.monotonic()
@@ -333,7 +333,7 @@ def bench_launch(names: list[str], out_dir: Path, log=print) -> list[dict]:
     domain each), one after the other; exit code, wall time and whether metrics.json was written."""
     import subprocess
 
-    from .runner import DomainLease
+    from rths_ros.runner import DomainLease
     ros2 = ros2_command()
     if ros2 is None:
         raise scn.ParameterError("rths bench launch: no `ros2` command (source a ROS 2 distribution, or let "

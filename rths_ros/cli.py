@@ -31,8 +31,8 @@ import sys
 import time
 from pathlib import Path
 
-from .core import scenario as scn
-from .core.params import ParameterError
+from rths_ros.app import scenario as scn
+from rths_ros.params import ParameterError
 
 
 def _scenario_args(p: argparse.ArgumentParser) -> None:
@@ -42,12 +42,12 @@ def _scenario_args(p: argparse.ArgumentParser) -> None:
 
 
 def _default_out(name: str) -> Path:
-    from .launch_support import default_out
+    from rths_ros.launch_support import default_out
     return default_out(name)
 
 
 def cmd_run(a) -> int:
-    from .runner import RunError, run_scenario
+    from rths_ros.runner import RunError, run_scenario
     s = scn.load(a.scenario, a.set, a.mode, a.plant)
     if a.set:   # the report's description must say what this run changed
         s = scn.replace(s, description=f"{s.description} [--set {' '.join(a.set)}]".strip())
@@ -59,7 +59,7 @@ def cmd_run(a) -> int:
                   "or pass --force to run it anyway", file=sys.stderr)
             return 2
     out = Path(a.out) if a.out else _default_out(s.name)
-    from .launch_support import refuse_recorded_run
+    from rths_ros.launch_support import refuse_recorded_run
     refuse_recorded_run(out, "--out")
     if s.loop.mode == "realtime" and not a.composed:
         print("rths run: note: in realtime mode each inter-process hop costs ~0.4 ms; with separate processes "
@@ -85,7 +85,7 @@ def cmd_run(a) -> int:
 
 
 def _analyze(bag: Path, out: Path) -> int:
-    from .analysis.run_analysis import analyze_bag
+    from rths_ros.analysis.run_analysis import analyze_bag
     try:
         summary = analyze_bag(bag, out)
     except Exception as exc:  # analysis must not hide that the run itself worked
@@ -97,7 +97,7 @@ def _analyze(bag: Path, out: Path) -> int:
 
 
 def cmd_analyze_gait(a) -> int:
-    from .analysis.gait_run import analyze_gait_bag, analyze_gait_runs
+    from rths_ros.analysis.gait_run import analyze_gait_bag, analyze_gait_runs
     bags = []
     for tgt in a.target:
         t = Path(tgt)
@@ -134,7 +134,7 @@ def cmd_analyze(a) -> int:
         print(f"rths analyze: error: {target} is neither a run directory nor a bag", file=sys.stderr)
         return 2
     out = Path(a.out) if a.out else (bag.parent if bag.name == "bag" else bag.parent / f"{bag.name}-analysis")
-    from .bag import needs_recovery, recover
+    from rths_ros.bag import needs_recovery, recover
     if needs_recovery(bag):
         info = recover(bag)
         print(f"rths analyze: {bag} was not closed by its writer; recovered {info['messages']} messages from "
@@ -143,7 +143,7 @@ def cmd_analyze(a) -> int:
 
 
 def cmd_vrths(a) -> int:
-    from .core.vrths import run_virtual
+    from rths_ros.app.vrths import run_virtual
     s = scn.load(a.scenario, a.set, "lockstep")
     out = Path(a.out) if a.out else _default_out(s.name + "-vrths")
     t0 = time.perf_counter()
@@ -158,7 +158,7 @@ def cmd_vrths(a) -> int:
 
 
 def cmd_margin(a) -> int:
-    from .core.stability import contact_phase_margin
+    from rths_ros.core.methods.stability import contact_phase_margin
     s = scn.load(a.scenario, a.set)
     p = s.numerical.contact_1d
     r = contact_phase_margin(p)
@@ -175,7 +175,7 @@ def cmd_margin(a) -> int:
 
 
 def _ilc_prediction(s) -> dict:
-    from .core.ilc_convergence import ilc_convergence
+    from rths_ros.core.learning.ilc.convergence import ilc_convergence
     return ilc_convergence(s.numerical.contact_1d, s.sim_plant.legs, s.sim_plant.cascade, s.ilc)
 
 
@@ -197,7 +197,7 @@ def cmd_check_ilc(a) -> int:
 
 
 def cmd_compare(a) -> int:
-    from .analysis.compare import PRESETS, compare, parse_variant
+    from rths_ros.analysis.compare import PRESETS, compare, parse_variant
     common = list(a.set)
     variants: dict[str, list[str]] = {}
     if a.preset:
@@ -219,7 +219,7 @@ def cmd_compare(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from . import bench
+    from rths_ros import bench
     out = Path(a.out) if a.out else _default_out("bench")
     facts = bench.machine_facts()
     print(f"rths bench {a.what} on {facts['cores']} cores, kernel {facts['kernel']}, Python {facts['python']}")
@@ -288,7 +288,7 @@ def cmd_identify(a) -> int:
 
     import re
 
-    from .core.sysid import LinkRig, TwinNoiseParams, TwinRig, identify, sysid_params
+    from rths_ros.core.sysid.legs import LinkRig, TwinNoiseParams, TwinRig, identify, sysid_params
     s = scn.load(a.scenario, a.set)
     sp = s.sim_plant
     changes = {}
@@ -319,7 +319,7 @@ def cmd_identify(a) -> int:
         rig = TwinRig(sp.legs, sp.cascade, TwinNoiseParams(quantisation_m=sp.quantisation_m), s.loop.dt_s, sp.substeps)
         where = "digital twin (in process, noise on)"
     else:
-        from .drivers.platform_link import PlatformLinkClient
+        from rths_ros.drivers.platform_link import PlatformLinkClient
         lp = s.hardware.platform_link
         if a.link:
             host, _, port = a.link.rpartition(":")
@@ -328,12 +328,12 @@ def cmd_identify(a) -> int:
                 return 2
             lp = replace(lp, host=host, port=int(port))
         elif s.hardware.emulate:      # no address and hardware.emulate: the platform emulator, in process
-            from .core import fastpath
-            from .drivers.platform_emulator import PlatformEmulator
-            emu = PlatformEmulator(fastpath.build_plant(s), "lockstep", s.hardware.emulator_watchdog_s,
-                                   seed=fastpath.plant_seed(s, 0))
+            from rths_ros.app import factory
+            from rths_ros.app.emulated_rig import PlatformEmulator
+            emu = PlatformEmulator(factory.build_plant(s), "lockstep", s.hardware.emulator_watchdog_s,
+                                   seed=factory.plant_seed(s, 0))
             closers.append(emu)
-            from .drivers.hardware import emulated_link_params
+            from rths_ros.drivers.hardware import emulated_link_params
             lp = emulated_link_params(s.hardware, emu.port)
         client = PlatformLinkClient(lp)
         closers.append(client)
@@ -353,7 +353,7 @@ def cmd_identify(a) -> int:
     try:
         res = identify(rig, params, progress)
     except Exception as exc:
-        from .drivers.platform_link import PlatformLinkError
+        from rths_ros.drivers.platform_link import PlatformLinkError
         if isinstance(exc, PlatformLinkError):
             print(f"rths identify: error: {exc}", file=sys.stderr)
             return 1
@@ -375,7 +375,7 @@ def cmd_identify(a) -> int:
     if out.parent != Path("."):
         out.parent.mkdir(parents=True, exist_ok=True)
     res.write_yaml(out, base=sp.legs)
-    print(f"-> {out} (sim_plant.legs; merge into a scenario or load with rths_ros.core.sysid.load_plant_config) "
+    print(f"-> {out} (sim_plant.legs; merge into a scenario or load with rths_ros.core.sysid.legs.load_plant_config) "
           f"in {time.monotonic() - t0:.1f} s")
     return 0
 
@@ -394,8 +394,8 @@ def cmd_qualify(a) -> int:
     """Stepped sine, Welch PSD and process-model fits of the transfer system on the twin (seed 004 §2-3)."""
     from dataclasses import replace
 
-    from .core.qualification import SteppedSineParams
-    from .core.twin_qualification import qualify
+    from rths_ros.core.sysid.qualification import SteppedSineParams
+    from rths_ros.analysis.twin_qualification import qualify
     s = scn.load(a.scenario, a.set)
     sine = None
     if a.freqs or a.amplitudes:
@@ -445,14 +445,14 @@ def cmd_list(a) -> int:
 
 
 def cmd_face(a) -> int:
-    from .analysis.face import main as face_main
+    from rths_ros.analysis.face import main as face_main
     argv = ([a.sweep] if a.sweep else []) + ["--out", a.out, "--workers", str(a.workers)]
     argv += (["--reanalyse"] if a.reanalyse else []) + (["--cluster", a.cluster] if a.cluster else [])
     return face_main(argv, prog="rths face")
 
 
 def cmd_benchmark(a) -> int:
-    from .analysis.benchmark_report import run_cli
+    from rths_ros.analysis.benchmark_report import run_cli
     return run_cli(a)
 
 

@@ -28,11 +28,10 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from .core import scenario as scn
-from .launch_support import (LAUNCH_ARGUMENTS, PLANT_SIDE_NODES, NodeSpec, analysis_command, default_out,
-                             load_for_launch, node_env_overrides, node_specs, parse_bool, parse_overrides,
-                             prepare_run_dir, process_specs)
-from .runner import safe_ramp_bound_s, run_aborts
+from rths_ros.app import scenario as scn
+from rths_ros.launch_support import LAUNCH_ARGUMENTS, PLANT_SIDE_NODES, NodeSpec, analysis_command, default_out, load_for_launch, node_env_overrides, node_specs, parse_bool, parse_overrides, prepare_run_dir, process_specs
+from rths_ros.core.platform.safety import safe_ramp_bound_s
+from rths_ros.runner import run_aborts
 
 #: the process that runs the analysis after the nodes (named in the launch's output)
 ANALYSIS_PROCESS = "rths_analysis"
@@ -121,7 +120,7 @@ class RunWatch:
         self.t0 = time.monotonic()
         self.sup = "supervisor" if "supervisor" in processes else ("composed" if "composed" in processes else None)
         sp = scenario.safety
-        self.drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario)
+        self.drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario.safety)
         self.stuck_s = self.drain_s + 4.0 * sp.watchdog_s + 10.0
         self.limit_s = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         self.draining = False

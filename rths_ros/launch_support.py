@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .core import scenario as scn
-from .core.params import ParameterError
+from rths_ros.app import scenario as scn
+from rths_ros.params import ParameterError
+from rths_ros.resources import config_dir
 
 #: Hardware driver nodes replacing the simulated plant when plant = hardware.
 HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ("hardware_plant",)}
@@ -181,7 +182,7 @@ def node_env_overrides(env: dict | None = None) -> dict[str, str]:
     extra = {"PYTHONUNBUFFERED": "1"}
     if "RMW_IMPLEMENTATION" not in env:
         extra["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
-    xml = scn.config_dir() / "fastdds.xml"
+    xml = config_dir() / "fastdds.xml"
     if xml.exists() and "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
         extra["FASTDDS_DEFAULT_PROFILES_FILE"] = str(xml)
     return extra

@@ -15,7 +15,6 @@ import ctypes
 import errno
 import fcntl
 import json
-import math
 import os
 import random
 import signal
@@ -26,11 +25,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .core import scenario as scn
-from .core.params import ParameterError
-from .launch_support import COMPOSED_EXECUTABLE, NodeSpec, node_env_overrides, prepare_run_dir, process_specs
-from .nodes.registry import module_name
-from .runtime.processes import node_pids  # noqa: F401  (re-exported: tests and the bench find nodes by run)
+from rths_ros.app import scenario as scn
+from rths_ros.core.platform.safety import safe_ramp_bound_s
+from rths_ros.params import ParameterError
+from rths_ros.launch_support import COMPOSED_EXECUTABLE, NodeSpec, node_env_overrides, prepare_run_dir, process_specs
+from rths_ros.nodes.registry import module_name
+from rths_ros.runtime.processes import node_pids  # noqa: F401  (re-exported: tests and the bench find nodes by run)
 
 DOMAIN_RANGE = range(1, 101)
 PR_SET_PDEATHSIG = 1
@@ -176,7 +176,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         last_print = 0.0
         drain_until = None
         sp = scenario.safety
-        drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario)
+        drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario.safety)
         limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         interactive = sys.stdout.isatty()
         sup = next((spec.name for spec in specs if "supervisor" in spec.nodes), None)
@@ -241,7 +241,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             signal.signal(s, h)
         lease.close()
     result.exit_codes = {n: p.returncode for n, p in procs.items()}
-    from .bag import needs_recovery, recover
+    from rths_ros.bag import needs_recovery, recover
     if needs_recovery(out / "bag"):     # the recorder did not close its bag (killed): keep what was flushed
         try:
             info = recover(out / "bag")
@@ -270,13 +270,6 @@ def wait_until_running(out: Path, timeout_s: float = 120.0, poll_s: float = 0.05
             pass
         time.sleep(poll_s)
     return False
-
-
-def safe_ramp_bound_s(scenario: scn.Scenario) -> float:
-    """Upper bound of the ramp to the safe pose and the hold: the longest leg travel is bounded by the
-    interface limit plus the lift (cosine profile, peak speed ramp_speed_m_per_s)."""
-    sp = scenario.safety
-    return math.pi * (sp.interface_limit_m + sp.safe_retract_m) / (2.0 * sp.ramp_speed_m_per_s) + sp.hold_s
 
 
 def run_aborts(out: Path) -> list[str]:

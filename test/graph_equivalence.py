@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 
 from rths_ros.analysis.run_analysis import record_from_bag
-from rths_ros.core import scenario as scn
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual
 
 
 def assert_graph_matches_virtual(bag: Path, name: str, rtol: float = 1e-9):

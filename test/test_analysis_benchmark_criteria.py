@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.analysis import benchmark_criteria as bc
+from rths_ros.core.models.building import criteria as bc
 
 DT = 1.0 / 4096.0
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 import yaml
 
 from rths_ros.analysis import face
-from rths_ros.core.params import ParameterError
+from rths_ros.params import ParameterError
 
 DT = 1e-3
 SWEEPS = Path(__file__).resolve().parents[1] / "config" / "sweeps"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis import measures as ms
-from rths_ros.core.params import ParameterError
+from rths_ros.params import ParameterError
 
 DT = 1e-3
 
@@ -63,7 +63,7 @@ def test_adapted_fei_ignores_low_frequency_content():
 def test_tau_fei_of_the_11_3_1_system():
     """§11.3.1 (m_NUM 9.62 kg, k_EXP 8650 N/m, K_Pp 90, no VFF): adapted tau_FEI = 0.011 s and the
     standard one 0.007 s in the thesis; the adapted f_eq 8.73 Hz (fundamental ~8.3 Hz)."""
-    from rths_ros.core.linear_vrths import simulate, system
+    from rths_ros.core.methods.linear_vrths import simulate, system
     r = simulate(system("spring_12_1_2", command_latency_steps=0))
     ad = ms.fei(r["z_cmd"], r["z_ach"], DT, mode="adapted")
     std = ms.fei(r["z_cmd"], r["z_ach"], DT, mode="standard")
@@ -123,15 +123,15 @@ def test_robust_indicator_of_a_delayed_spring_loop():
 
 def test_robust_indicator_from_an_identified_actuator():
     """||T_o Delta||_inf of §12.1.5 with G_ACT built from identification data, not from a supplied model:
-    leg 2 of the digital twin identified in closed loop (rths_ros.core.sysid: segmented multisine 0.5-100 Hz,
+    leg 2 of the digital twin identified in closed loop (rths_ros.core.sysid.legs: segmented multisine 0.5-100 Hz,
     resolver quantisation, current noise and a disturbance current on), the cascade of §12.1.1 (K_Pp 90 1/s,
     K_Pv 0.2 As/m, K_Iv 5 A/m) closed around (a) the fitted P(s) = k w_c / (s (s + w_c)) and (b) the
     measured FRF lines P^(jw) themselves.  Both give the Table 4.1 model's indicator within 0.5 dB and the
     thesis's verdicts: only system 2 with VFF is robustly performing (< -20 dB), and system 1 without VFF
     is not even robustly stable (> 0 dB) although its tests are stable."""
-    from rths_ros.core import legs
-    from rths_ros.core.linear_vrths import system
-    from rths_ros.core.sysid import SysIdParams, TwinNoiseParams, TwinRig, identify
+    from rths_ros.core.plant import legs
+    from rths_ros.core.methods.linear_vrths import system
+    from rths_ros.core.sysid.legs import SysIdParams, TwinNoiseParams, TwinRig, identify
 
     ident = identify(TwinRig(noise=TwinNoiseParams(seed=3)), SysIdParams(band_duration_s=4.0, legs=[2]))
     assert ident.fits[0].leg == 2 and ident.fits[0].min_coherence > 0.75
@@ -150,7 +150,7 @@ def test_robust_indicator_from_an_identified_actuator():
         tv = gv * sp / (1.0 + gv * sp)
         return (s + kpp) * tv / (s + kpp * tv) if vff else kpp * tv / (s + kpp * tv)
 
-    # the helper is the cascade of rths_ros.core.legs when given the model's own P
+    # the helper is the cascade of rths_ros.core.plant.legs when given the model's own P
     k, wc = legs.LegPlantParams().gain_num[1], legs.LegPlantParams().omega_c_rad_per_s[1]
     s_l = 2j * np.pi * lines
     for vff in (False, True):

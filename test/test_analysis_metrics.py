@@ -19,7 +19,7 @@ from rths_ros.analysis.metrics import (
 )
 from rths_ros.analysis.plots import DPI, plot_overlay, plot_run
 from rths_ros.analysis.report import write_metrics_json, write_report
-from rths_ros.core.params import ParameterError, build
+from rths_ros.params import ParameterError, build
 
 DT = 1e-3
 G = 9.81

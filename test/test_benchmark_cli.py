@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rths_ros import cli
 from rths_ros.analysis import benchmark_report as br
-from rths_ros.core.building import run_benchmark, run_perturbed
-from rths_ros.core.params import ParameterError
-from rths_ros.core.tracking_controller import ReferenceController, TrackingController
+from rths_ros.core.models.building.structure import run_benchmark, run_perturbed
+from rths_ros.params import ParameterError
+from rths_ros.core.models.building.tracking_controller import ReferenceController, TrackingController
 
 DURATION = 12.0      # s of El Centro: keeps the file quick; the whole record is exercised in test_core_building
 
@@ -106,7 +105,7 @@ def test_bad_controller_is_reported(spec, match, user_module, capsys):
 def test_aborting_controller_exits_nonzero(tmp_path, user_module, capsys, monkeypatch):
     """The pass-through controller (the plant's own ~25 ms lag) drives the hybrid loop unstable; it
     aborts at t = 13.9 s on the actuator capacity (docs/benchmark_building.md)."""
-    from rths_ros.core import tracking_controller as tc
+    from rths_ros.core.models.building import tracking_controller as tc
     monkeypatch.setattr(sys.modules[__name__], "PassThrough", tc.PassThroughController, raising=False)
     out = tmp_path / "abort"
     code = cli.main(["benchmark", "--duration", "20", "--controller", f"{user_module}:PassThrough",

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rths_ros.analysis.benchmark_criteria import CRITERIA
+from rths_ros.core.models.building.criteria import CRITERIA
 from rths_ros.analysis.building_run import building_record_from_bag
-from rths_ros.core import scenario as scn
-from rths_ros.core.building import run_benchmark
-from rths_ros.core.building_rths import BUILDING_KEYS, core_params
-from rths_ros.core.tracking_controller import TrackingController
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.core.models.building.structure import run_benchmark
+from rths_ros.core.models.building.rths import BUILDING_KEYS, core_params
+from rths_ros.core.models.building.tracking_controller import TrackingController
+from rths_ros.app.vrths import run_virtual
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -162,7 +162,7 @@ def test_capacity_exceeded_aborts_the_graph_run_with_the_reason(tmp_path):
     (["tracking_controller.kind=python"], "class_path: missing"),
 ])
 def test_scenario_refuses_what_the_benchmark_cannot_run(overrides, match):
-    from rths_ros.core.params import ParameterError
+    from rths_ros.params import ParameterError
     with pytest.raises(ParameterError, match=match):
         scn.load("benchmark_building", overrides)
 
@@ -171,7 +171,7 @@ def test_scenario_refuses_what_the_benchmark_cannot_run(overrides, match):
                                          (f"{Path(__file__).stem}:DURATION", "not a subclass"),
                                          ("nocolon", "expected 'module:Class'")])
 def test_bad_controller_class_path_is_reported(path, match):
-    from rths_ros.core.params import ParameterError
+    from rths_ros.params import ParameterError
     s = scn.load("benchmark_building", ["tracking_controller.kind=python", f"tracking_controller.class_path={path}"])
     with pytest.raises(ParameterError, match=match):
         run_virtual(s)

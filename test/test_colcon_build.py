@@ -50,8 +50,8 @@ def _install_env(install: Path) -> dict:
 
 def test_colcon_builds_the_package_into_an_install_space(colcon_install):
     tmp_path, install = colcon_install
-    code = ("import rths_ros.msg, rths_ros.core.scenario as s, rths_ros.nodes.sim_plant; "
-            "print(rths_ros.core.scenario.__file__); print(s.config_dir())")
+    code = ("import rths_ros.msg, rths_ros.app.scenario as s, rths_ros.nodes.sim_plant; "
+            "print(rths_ros.app.scenario.__file__); print(rths_ros.resources.config_dir())")
     env2 = _install_env(install)
     q = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env2, cwd=tmp_path,
                        timeout=120)

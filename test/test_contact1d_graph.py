@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.run_analysis import record_from_bag
-from rths_ros.core import scenario as scn
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual
 
 
 @pytest.fixture(scope="module")

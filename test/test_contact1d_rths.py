@@ -6,8 +6,8 @@ import pytest
 
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import reference_for
-from rths_ros.core import scenario as scn
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual
 
 
 def _metrics(*overrides):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.run_analysis import record_from_bag
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app.vrths import run_virtual
 
 ROOT = Path(__file__).resolve().parents[1]
 SETS = ["numerical.contact_1d.d_num_kg_per_s=50", "sim_plant.cascade.preset=PPI2", "passivity.enabled=true",

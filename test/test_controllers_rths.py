@@ -7,8 +7,8 @@ import pytest
 
 from rths_ros.analysis.metrics import compute_metrics, dominant_frequency
 from rths_ros.analysis.run_analysis import reference_for
-from rths_ros.core import scenario as scn
-from rths_ros.core.vrths import run_virtual, trial_slice
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual, trial_slice
 
 D50 = "numerical.contact_1d.d_num_kg_per_s=50"
 

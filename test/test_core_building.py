@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from rths_ros.core import building as bld
-from rths_ros.core.params import ParameterError
-from rths_ros.core.tracking_controller import (PassThroughController, ReferenceController,
+from rths_ros.core.models.building import structure as bld
+from rths_ros.params import ParameterError
+from rths_ros.core.models.building.tracking_controller import (PassThroughController, ReferenceController,
                                                ReferenceControllerParams, TrackingController)
 
 

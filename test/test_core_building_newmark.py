@@ -2,7 +2,7 @@
 
 ``zoh`` (default) is the exact zero-order-hold map; ``average_acceleration`` (implicit, the sample's measured force
 at the new time level: feedforward form) and ``central_difference`` (explicit, feedback form) run the compiled
-kernels of :mod:`rths_ros.core.newmark`.  Checked here: closed forms of the free vibration, energy, second-order
+kernels of :mod:`rths_ros.core.numerics.newmark`.  Checked here: closed forms of the free vibration, energy, second-order
 convergence to the exact step response, the explicit stability limit, the validation, and case 1 J1-J9 of each
 scheme against ``zoh`` (with where the difference comes from)."""
 from __future__ import annotations
@@ -12,14 +12,14 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.analysis.benchmark_criteria import CRITERIA, evaluate_record
-from rths_ros.core import building as bld
-from rths_ros.core import scenario as scn
-from rths_ros.core.building_rths import core_params
-from rths_ros.core.newmark import amplification_matrix, iteration_inverse, newmark_sample
-from rths_ros.core.params import ParameterError
-from rths_ros.core.tracking_controller import ReferenceController
-from rths_ros.core.vrths import run_virtual
+from rths_ros.core.models.building.criteria import CRITERIA, evaluate_record
+from rths_ros.core.models.building import structure as bld
+from rths_ros.app import scenario as scn
+from rths_ros.core.models.building.rths import core_params
+from rths_ros.core.numerics.newmark import amplification_matrix, iteration_inverse, newmark_sample
+from rths_ros.params import ParameterError
+from rths_ros.core.models.building.tracking_controller import ReferenceController
+from rths_ros.app.vrths import run_virtual
 
 NEWMARK = ("average_acceleration", "central_difference")
 BETA = {"average_acceleration": 0.25, "central_difference": 0.0}

@@ -11,10 +11,10 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
-from rths_ros.core.contact1d import (Contact1DParams, NumericalMSD, contact_events, reference_solution,
+from rths_ros.core.models.contact1d.model import (Contact1DParams, NumericalMSD, contact_events, reference_solution,
                                      suspension)
-from rths_ros.core.integrators import DOP853, RK4, AffineHarmonicRK, erk_step, integrate_fixed
-from rths_ros.core.params import ParameterError, build
+from rths_ros.core.numerics.integrators import DOP853, RK4, AffineHarmonicRK, erk_step, integrate_fixed
+from rths_ros.params import ParameterError, build
 
 G_EXP = 0.38 * 9.81
 

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.metrics import compute_metrics
-from rths_ros.core import scenario as scn
-from rths_ros.core.coupling import CommandShaper, CouplingParams, PredictionStageParams, TdcStageParams
-from rths_ros.core.params import ParameterError
-from rths_ros.core.tdc import ProcessModelParams
-from rths_ros.core.twin_qualification import fit_unit_gain
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.core.methods.coupling import CommandShaper, CouplingParams, PredictionStageParams, TdcStageParams
+from rths_ros.params import ParameterError
+from rths_ros.core.methods.tdc import ProcessModelParams
+from rths_ros.analysis.twin_qualification import fit_unit_gain
+from rths_ros.app.vrths import run_virtual
 
 C = "platform.commander.coupling"
 
@@ -144,9 +144,9 @@ def test_unit_gain_fit_recovers_a_unit_gain_model(true):
 
 
 def test_coupling_parameters_reach_the_commander():
-    from rths_ros.core import fastpath
+    from rths_ros.app import factory
     s = scn.load("contact_1d_tdc")
-    _, cmd = fastpath.build_platform(s)
+    _, cmd = factory.build_platform(s)
     assert cmd.shaper is not None and cmd.params.coupling.tdc.model.kind == "G2"
-    _, plain = fastpath.build_platform(scn.load("contact_1d"))
+    _, plain = factory.build_platform(scn.load("contact_1d"))
     assert plain.shaper is None

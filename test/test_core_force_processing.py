@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from rths_ros.core.force_processing import ForceProcessor, ForceProcessorParams
-from rths_ros.core.interface import InterfaceMap
-from rths_ros.core.params import ParameterError, build
-from rths_ros.core.sim_plant import SimPlant, SimPlantParams
-from rths_ros.core.stewart import StewartKinematics
+from rths_ros.core.platform.force_processing import ForceProcessor, ForceProcessorParams
+from rths_ros.core.platform.interface import InterfaceMap
+from rths_ros.params import ParameterError, build
+from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
+from rths_ros.core.platform.stewart import StewartKinematics
 
 M_EXP, G, K_EXP, H0 = 0.38, 9.81, 8650.0, 0.01
 W = M_EXP * G

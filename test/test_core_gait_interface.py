@@ -8,11 +8,11 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from rths_ros.core.gait_interface import (GaitInterface, GaitInterfaceParams, WrenchLimitViolation,
+from rths_ros.core.models.gait.interface import (GaitInterface, GaitInterfaceParams, WrenchLimitViolation,
                                           leg_unit_vectors, rot_x)
-from rths_ros.core.params import ParameterError, build
-from rths_ros.core.platform import LimitViolation
-from rths_ros.core.stewart import StewartGeometryParams, StewartKinematics
+from rths_ros.params import ParameterError, build
+from rths_ros.core.platform.commander import LimitViolation
+from rths_ros.core.platform.stewart import StewartGeometryParams, StewartKinematics
 
 H0F = 0.16  # h_0f, Table A.7
 

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.harmonic_aff import (CF_LEN, FS_A_G, FS_A_MU, HarmonicAff, HarmonicAffParams,
+from rths_ros.core.learning.aff.harmonic import (CF_LEN, FS_A_G, FS_A_MU, HarmonicAff, HarmonicAffParams,
                                         PowerFlowSupervisor, basis_matrix, h_from_p_tilde, p_matrix, p_tilde_from_h,
                                         qrrls_update, theta_tilde, time_per_sample)
-from rths_ros.core.harmonic_aff import _regressor_adapt, _regressor_ident, _basis
-from rths_ros.core.lumped_mass import (H_REF_SEED, LumpedMassParams, convergence_time, fit_harmonic,
+from rths_ros.core.learning.aff.harmonic import _regressor_adapt, _regressor_ident, _basis
+from rths_ros.core.methods.lumped_mass import (H_REF_SEED, LumpedMassParams, convergence_time, fit_harmonic,
                                        gap_envelope, h_ref, h_ref_discrete, simulate)
-from rths_ros.core.params import ParameterError, build
+from rths_ros.params import ParameterError, build
 
 
 # ----------------------------------------------------------------------------------------------

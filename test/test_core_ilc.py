@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core import scenario
-from rths_ros.core.contact1d import Contact1DParams
-from rths_ros.core.ilc import IlcParams, PdIlc, divergence_rule, q_filter_magnitude
-from rths_ros.core.ilc_convergence import ilc_convergence, inner_feedforward_sensitivity
-from rths_ros.core.legs import LegCascadeParams, LegPlantParams
-from rths_ros.core.params import ParameterError
+from rths_ros.app import scenario
+from rths_ros.core.models.contact1d.model import Contact1DParams
+from rths_ros.core.learning.ilc.learner import IlcParams, PdIlc, divergence_rule, q_filter_magnitude
+from rths_ros.core.learning.ilc.convergence import ilc_convergence, inner_feedforward_sensitivity
+from rths_ros.core.plant.legs import LegCascadeParams, LegPlantParams
+from rths_ros.params import ParameterError
 
 DT = 1e-3
 
@@ -218,7 +218,7 @@ def test_position_injection_equals_velocity_injection_in_closed_loop():
     """K_Pp (b + f/K_Pp - b') = K_Pp (b - b') + f: a two-trial series with either injection gives the same
     second trial.  Up to rounding: a last-bit difference can flip a 2.4 um resolver step of a measured
     length (or move a contact-gate switch by one step), so the tolerance is one quantisation step."""
-    from rths_ros.core.vrths import run_virtual
+    from rths_ros.app.vrths import run_virtual
     base = ["ilc.enabled=true", "ilc.beta_per_s=16", "ilc.gamma=1", "ilc.f_q_cut_hz=2", "loop.trials=2",
             "loop.duration_s=2.0"]
     vel = run_virtual(scenario.load("contact_1d", base + ["ilc.injection=velocity"]))

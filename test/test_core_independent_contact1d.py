@@ -13,12 +13,12 @@ from scipy.signal import butter, sosfiltfilt
 
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import reference_for
-from rths_ros.core import fastpath
-from rths_ros.core import scenario as scn
-from rths_ros.core.contact1d import Contact1DParams, reference_solution, suspension
-from rths_ros.core.independent_contact1d import IndependentContact1DParams, IndependentMSD
-from rths_ros.core.params import ParameterError
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import factory
+from rths_ros.app import scenario as scn
+from rths_ros.core.models.contact1d.model import Contact1DParams, reference_solution, suspension
+from rths_ros.core.models.contact1d.independent import IndependentContact1DParams, IndependentMSD
+from rths_ros.params import ParameterError
+from rths_ros.app.vrths import run_virtual
 
 NAME = "contact_1d_independent"
 P = Contact1DParams()
@@ -139,8 +139,8 @@ def test_rest_reset_and_steps_checked():
     with pytest.raises(ParameterError, match="scheme"):
         scn.load(NAME, ["numerical.independent.scheme=implicit"])
     with pytest.raises(ParameterError, match="main_step_s"):
-        fastpath.build_numerical(scn.load(NAME, ["numerical.independent.main_step_s=0.0025"]))
-    assert isinstance(fastpath.build_numerical(scn.load(NAME)), IndependentMSD)
+        factory.build_numerical(scn.load(NAME, ["numerical.independent.main_step_s=0.0025"]))
+    assert isinstance(factory.build_numerical(scn.load(NAME)), IndependentMSD)
 
 
 def _in_loop(sets):

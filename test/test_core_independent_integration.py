@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ros.core.independent_integration import (ContactExampleParams, IndependentIntegrationParams,
+from rths_ros.core.numerics.independent_integration import (ContactExampleParams, IndependentIntegrationParams,
                                                    IndependentIntegrator, LinearEulerModel,
                                                    euler_contact_amplification, held, rebound_depths,
                                                    rebound_metrics, rebounds, run_independent,
                                                    simulate_explicit_euler, simulate_independent,
                                                    simulate_reference)
-from rths_ros.core.params import ParameterError, build
+from rths_ros.params import ParameterError, build
 
 P = ContactExampleParams()
 DURATION = 6.0

@@ -1,4 +1,4 @@
-"""Linear vRTHS test beds of seed 000 §11.2-§12.1 (rths_ros.core.linear_vrths): analytic references,
+"""Linear vRTHS test beds of seed 000 §11.2-§12.1 (rths_ros.core.methods.linear_vrths): analytic references,
 the behaviour of delayed/lagging actuators stated in §11.2, and the equivalent delay of §11.3.1."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from rths_ros.analysis import measures as ms
-from rths_ros.core.linear_vrths import (SYSTEMS, LinearPointRunner, LinearVrthsParams, reference_frequency_hz,
+from rths_ros.core.methods.linear_vrths import (SYSTEMS, LinearPointRunner, LinearVrthsParams, reference_frequency_hz,
                                         reference_solution, simulate, static_offset_m, system)
-from rths_ros.core.params import ParameterError, build
+from rths_ros.params import ParameterError, build
 
 DT = 1e-3
 

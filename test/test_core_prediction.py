@@ -11,8 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.params import ParameterError, build
-from rths_ros.core.prediction import (PolynomialPredictor, PredictorParams, fixed_predictor_weights,
+from rths_ros.params import ParameterError, build
+from rths_ros.core.methods.prediction import (PolynomialPredictor, PredictorParams, fixed_predictor_weights,
                                       predictor_frequency_response, usable_bandwidth_hz, window_predictor_weights,
                                       window_sample_times)
 

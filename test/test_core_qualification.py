@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from rths_ros.core.params import ParameterError, build
-from rths_ros.core.qualification import (SteppedSineParams, fit_process_model, fourier_coefficient, plot_frf,
+from rths_ros.params import ParameterError, build
+from rths_ros.core.sysid.qualification import (SteppedSineParams, fit_process_model, fourier_coefficient, plot_frf,
                                          snap_frequency, stepped_sine, welch_psd)
 
 DT = 1e-3

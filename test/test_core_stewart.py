@@ -5,10 +5,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from rths_ros.core.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.core.params import ParameterError, build
-from rths_ros.core.platform import LegCommandArrays, LimitViolation, PlatformCommander, PlatformCommanderParams
-from rths_ros.core.stewart import KinematicsError, StewartGeometryParams, StewartKinematics
+from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
+from rths_ros.params import ParameterError, build
+from rths_ros.core.platform.commander import LegCommandArrays, LimitViolation, PlatformCommander, PlatformCommanderParams
+from rths_ros.core.platform.stewart import KinematicsError, StewartGeometryParams, StewartKinematics
 
 # documented test workspace around home: translations +-50 mm, rotation-vector components +-5 deg
 WS_TRANS_M = 0.05

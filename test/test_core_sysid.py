@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ros.core.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.core.legs import LegCascade, LegPlantParams
-from rths_ros.core.params import ParameterError, build
-from rths_ros.core.scenario import from_data
-from rths_ros.core.sim_plant import SimPlant, SimPlantParams
-from rths_ros.core.stewart import StewartGeometryParams, StewartKinematics
-from rths_ros.core.sysid import (InjectableLegCascade, LinkRig, SysIdParams, TwinNoiseParams, TwinRig,
+from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
+from rths_ros.core.plant.legs import LegCascade, LegPlantParams
+from rths_ros.params import ParameterError, build
+from rths_ros.app.scenario import from_data
+from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
+from rths_ros.core.platform.stewart import StewartGeometryParams, StewartKinematics
+from rths_ros.core.sysid.legs import (InjectableLegCascade, LinkRig, SysIdParams, TwinNoiseParams, TwinRig,
                                  estimate_frf, fit_leg_model, identify, load_plant_config, segmented_multisine,
                                  sysid_params)
 
@@ -151,7 +151,7 @@ def test_plant_config_round_trip(noisy_result, tmp_path):
 
 
 def test_identification_over_the_platform_link_equals_the_in_process_rig():
-    from rths_ros.drivers.platform_emulator import PlatformEmulator
+    from rths_ros.app.emulated_rig import PlatformEmulator
     from rths_ros.drivers.platform_link import PlatformLinkClient, PlatformLinkParams
 
     kin = StewartKinematics(StewartGeometryParams())

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.params import ParameterError, build
-from rths_ros.core.prediction import PredictorParams
-from rths_ros.core.qualification import fit_process_model
-from rths_ros.core.tdc import (InverseModelFeedforward, ProcessModelParams, TDCParams, TransferDynamicsCancellation,
+from rths_ros.params import ParameterError, build
+from rths_ros.core.methods.prediction import PredictorParams
+from rths_ros.core.sysid.qualification import fit_process_model
+from rths_ros.core.methods.tdc import (InverseModelFeedforward, ProcessModelParams, TDCParams, TransferDynamicsCancellation,
                                blend_force)
 
 DT = 1e-3
@@ -170,8 +170,8 @@ def test_displacement_switch_scales_demand():
 
 def _traced_run(name, sets=()):
     """Virtual run (the graph's core objects) with gamma, LPF(dP^2) and the fed force of every step."""
-    from rths_ros.core import scenario as scn
-    from rths_ros.core.vrths import VirtualRun
+    from rths_ros.app import scenario as scn
+    from rths_ros.app.vrths import VirtualRun
     vr = VirtualRun(scn.load(name, list(sets)))
     log = []
     if vr.blend is not None:
@@ -189,8 +189,8 @@ def _traced_run(name, sets=()):
 def test_specimen_model_force_of_the_blend():
     """f_n of the quasi-static specimen model in the force processor's units: m_EXP g in flight, m_EXP g -
     k_EXP (z - h0) once the commanded position passes the gap h0; f = gamma f_p + (1 - gamma) f_n."""
-    from rths_ros.core.contact1d import Contact1DParams
-    from rths_ros.core.tdc import ForceBlend, ForceBlendParams
+    from rths_ros.core.models.contact1d.model import Contact1DParams
+    from rths_ros.core.methods.tdc import ForceBlend, ForceBlendParams
     c = Contact1DParams()
     b = ForceBlend(ForceBlendParams(enabled=True, gamma_initial=0.5, gamma_rate_per_s=0.0), c, c.dt_s)
     w = c.m_exp_kg * c.g_m_per_s2
@@ -200,7 +200,7 @@ def test_specimen_model_force_of_the_blend():
         n = c.k_exp_n_per_m * max(0.0, z - c.h0_m)
         assert b.f_model == pytest.approx(w - n, abs=1e-9)
     with pytest.raises(ParameterError, match="force_blend.enabled"):
-        from rths_ros.core import scenario as scn
+        from rths_ros.app import scenario as scn
         scn.load("gait_vpp", ["numerical.force_blend.enabled=true"])
 
 
@@ -208,8 +208,8 @@ def test_force_blend_changes_nothing_while_the_loop_is_stable():
     """contact_1d (d_NUM = 200 kg/s) with the scenario contact_1d_trip's switch and trip: gamma engages to 1
     before the touch-down (f_p = f_n = m_EXP g in flight), LPF(dP^2) peaks at 6e-4 W^2, 8x below the threshold,
     the trip stays quiet and the run is contact_1d's."""
-    from rths_ros.core import scenario as scn
-    from rths_ros.core.vrths import run_virtual
+    from rths_ros.app import scenario as scn
+    from rths_ros.app.vrths import run_virtual
     trip = scn.load("contact_1d_trip").numerical.force_blend
     sets = ["numerical.force_blend.enabled=true", f"numerical.force_blend.trip.threshold_w2={trip.trip.threshold_w2}"]
     vr, rec, log = _traced_run("contact_1d", sets)
@@ -226,9 +226,9 @@ def test_trip_ramps_gamma_to_zero_in_the_loop():
     part runs on the specimen model's force.  Without the switch the run oscillates with 6 mm (e_track_rel 0.110);
     with it the oscillation is cut at 1.2 mm and e_track_rel is 0.032."""
     from rths_ros.analysis.metrics import compute_metrics
-    from rths_ros.core import scenario as scn
-    from rths_ros.core.contact1d import reference_solution
-    from rths_ros.core.vrths import run_virtual
+    from rths_ros.app import scenario as scn
+    from rths_ros.core.models.contact1d.model import reference_solution
+    from rths_ros.app.vrths import run_virtual
     vr, rec, log = _traced_run("contact_1d_trip")
     s = vr.s
     p = s.numerical.force_blend

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.gait_measures import gait_measures
-from rths_ros.core import vpp, vpp_ic
-from rths_ros.core.params import ParameterError, build
+from rths_ros.core.models.gait import vpp
+from rths_ros.core.models.gait import vpp_ic
+from rths_ros.params import ParameterError, build
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rths_ros.core import scenario as scn
+from rths_ros.app import scenario as scn
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 

@@ -16,8 +16,8 @@ import yaml
 
 from rths_ros import cli
 from rths_ros.analysis import face
-from rths_ros.core import scenario as scn
-from rths_ros.core.params import ParameterError
+from rths_ros.app import scenario as scn
+from rths_ros.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEPS = ROOT / "config" / "sweeps"
@@ -56,7 +56,7 @@ def test_face_subcommand_runs_and_reanalyse_runs_nothing(tmp_path, monkeypatch, 
         raise AssertionError("a point was run during --reanalyse")
     monkeypatch.setattr(face, "make_runner", forbidden)
     monkeypatch.setattr(face.ScenarioPointRunner, "__call__", forbidden)
-    monkeypatch.setattr("rths_ros.core.vrths.run_virtual", forbidden)
+    monkeypatch.setattr("rths_ros.app.vrths.run_virtual", forbidden)
     data = yaml.safe_load(sweep.read_text())
     data["fit"] = {"degree": 2, "db": True}
     (tmp_path / "s2.yaml").write_text(yaml.safe_dump(data))

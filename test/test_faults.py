@@ -1,5 +1,5 @@
 """Fault injection: a NaN in the sensor wrench aborts the run cleanly, in the graph and in the virtual run, and
-the platform is ramped to the safe pose within the stated bound (``runner.safe_ramp_bound_s``)."""
+the platform is ramped to the safe pose within the stated bound (``safety.safe_ramp_bound_s``)."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from rths_ros.analysis.run_analysis import record_from_bag
-from rths_ros.core import scenario as scn
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual
 from test_safety import _assert_safe
 
 ROOT = Path(__file__).resolve().parents[1]

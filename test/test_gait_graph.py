@@ -11,10 +11,11 @@ import pytest
 
 from rths_ros.analysis.gait import gait_metrics
 from rths_ros.analysis.gait_run import gait_record_from_bag, gait_view, vpp_reference
-from rths_ros.core import scenario as scn
-from rths_ros.core import vpp, vpp_ic
-from rths_ros.core.gait_rths import FALL_EVENT, GaitNumerical
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.core.models.gait import vpp
+from rths_ros.core.models.gait import vpp_ic
+from rths_ros.core.models.gait.rths import FALL_EVENT, GaitNumerical
+from rths_ros.app.vrths import run_virtual
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,10 +15,10 @@ import pytest
 from rths_ros.analysis.gait import gait_metrics
 from rths_ros.analysis.gait_run import gait_record_from_bag, gait_view
 from rths_ros.bag import read_bag
-from rths_ros.core import fastpath
-from rths_ros.core import scenario as scn
-from rths_ros.core.stewart import StewartKinematics
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import factory
+from rths_ros.app import scenario as scn
+from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.app.vrths import run_virtual
 from rths_ros.nodes.hardware_plant import START_POSE_TOLERANCE_M, start_ramp, trial_start_lengths
 from rths_ros.runner import run_scenario
 
@@ -27,7 +27,7 @@ def test_start_pose_and_ramp_profile():
     s = scn.load("gait_vpp", plant="hardware")
     home = np.array(StewartKinematics(s.platform.geometry).home_lengths)
     start = trial_start_lengths(s)
-    assert np.array_equal(start, fastpath.gait_start_lengths(s))
+    assert np.array_equal(start, factory.gait_start_lengths(s))
     assert np.max(np.abs(start - home)) > 0.01                      # the gait start pose is not home
     c = scn.load("contact_1d", plant="hardware")
     assert np.array_equal(trial_start_lengths(c), np.array(StewartKinematics(c.platform.geometry).home_lengths))

@@ -11,14 +11,15 @@ import pytest
 from conftest import rths
 from rths_ros.bag import read_bag
 from rths_ros.analysis.run_analysis import record_from_bag
-from rths_ros.core import fastpath
-from rths_ros.core import scenario as scn
-from rths_ros.core.aff import AffParams, SecondaryPath
-from rths_ros.core.harmonic_aff import basis_matrix
-from rths_ros.core.harmonic_feedforward import (HarmonicFeedforwardParams, HarmonicLegAff, harmonic_feedforward,
-                                                harmonic_feedforward_kernel)
-from rths_ros.core.params import ParameterError
-from rths_ros.core.vrths import VirtualRun, run_virtual
+from rths_ros.app import factory
+from rths_ros.app import scenario as scn
+from rths_ros.core.learning.aff.params import AffParams
+from rths_ros.core.learning.aff.secondary_path import SecondaryPath
+from rths_ros.core.learning.aff.harmonic import basis_matrix
+from rths_ros.core.learning.aff.harmonic_legs import HarmonicLegAff, harmonic_feedforward, harmonic_feedforward_kernel
+from rths_ros.core.learning.aff.params import HarmonicFeedforwardParams
+from rths_ros.params import ParameterError
+from rths_ros.app.vrths import VirtualRun, run_virtual
 
 SCENARIO = "contact_1d_harmonic_aff"
 
@@ -30,7 +31,7 @@ def period_max_error(rec: dict, period_steps: int) -> list[float]:
 
 
 def test_feedforward_kernel_is_the_basis_of_the_harmonic_filter():
-    """u = W(t) theta with the layout [Re psi_1, Im psi_1, ...] of rths_ros.core.harmonic_aff (eq. 5.13)."""
+    """u = W(t) theta with the layout [Re psi_1, Im psi_1, ...] of rths_ros.core.learning.aff.harmonic (eq. 5.13)."""
     rng = np.random.default_rng(3)
     om = 2 * np.pi * 0.25 * np.arange(1, 8)
     theta = rng.standard_normal((6, 14))
@@ -80,7 +81,7 @@ def test_parameters_are_checked():
     with pytest.raises(ParameterError, match="aff.harmonic.algorithm"):
         scn.load(SCENARIO, ["aff.harmonic.algorithm=rls"])
     with pytest.raises(ParameterError, match="Nyquist"):     # 200 x 2.5 Hz reaches 500 Hz at dT = 1 ms
-        fastpath.build_aff(scn.load(SCENARIO, ["aff.harmonic.base_frequency_hz=2.5",
+        factory.build_aff(scn.load(SCENARIO, ["aff.harmonic.base_frequency_hz=2.5",
                                                 "aff.harmonic.n_harmonics=200"]))
 
 
@@ -161,7 +162,7 @@ def test_supervisor_parameters():
     sp = s.aff.harmonic.supervisor
     assert sp.enabled and s.aff.harmonic.mu_lms == 0.005 and (sp.da_mu_down, sp.b_mu) == (1e-3, 2.0)  # Table 6.3
     assert not scn.load(SCENARIO).aff.harmonic.supervisor.enabled
-    assert fastpath.build_aff(s).supervised and not fastpath.build_aff(scn.load(SCENARIO)).supervised
+    assert factory.build_aff(s).supervised and not factory.build_aff(scn.load(SCENARIO)).supervised
     with pytest.raises(ParameterError, match="aff.harmonic.supervisor.enabled"):
         scn.load(SUPERVISED, ["aff.harmonic.algorithm=qr_rls"])
     with pytest.raises(ParameterError, match="aff.harmonic.supervisor.p_lim_w"):

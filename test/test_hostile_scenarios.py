@@ -13,8 +13,8 @@ import re
 import pytest
 import yaml
 
-from rths_ros.core import scenario as scn
-from rths_ros.core.params import ParameterError
+from rths_ros.app import scenario as scn
+from rths_ros.params import ParameterError
 
 N_VALUE_CASES = 130
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rths_ros.core.params import ParameterError
+from rths_ros.params import ParameterError
 from rths_ros.launch_support import node_specs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,7 +74,7 @@ import importlib.util  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 
-from rths_ros.core import scenario as scn  # noqa: E402
+from rths_ros.app import scenario as scn# noqa: E402
 from rths_ros.launch_support import (LAUNCH_ARGUMENTS, PLANT_SIDE_NODES, default_out, load_for_launch,  # noqa: E402
                                      parse_bool, parse_overrides, prepare_run_dir, process_specs)
 from rths_ros.runtime.processes import _node_names  # noqa: E402

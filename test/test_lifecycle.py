@@ -12,7 +12,7 @@ from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.executors import SingleThreadedExecutor
 
 from rths_ros.bag import read_bag
-from rths_ros.core import scenario as scn
+from rths_ros.app import scenario as scn
 from rths_ros.runner import DomainLease, run_scenario
 
 

@@ -12,7 +12,7 @@ MSG_DIR = Path(__file__).resolve().parents[1] / "msg"
 def test_every_message_imports_in_a_clean_environment(tmp_path):
     names = sorted(p.stem for p in MSG_DIR.glob("*.msg"))
     assert len(names) >= 11
-    code = "from rths_ros.msg import " + ", ".join(names) + "\nimport rths_ros.core.params\nprint('ok')"
+    code = "from rths_ros.msg import " + ", ".join(names) + "\nimport rths_ros.params\nprint('ok')"
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp")}
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
                        timeout=60)

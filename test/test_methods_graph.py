@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from rths_ros.core import scenario as scn
-from rths_ros.core.vrths import run_virtual
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual
 
 from graph_equivalence import assert_graph_matches_virtual
 

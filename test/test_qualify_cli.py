@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from rths_ros.core import scenario as scn
+from rths_ros.app import scenario as scn
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,7 @@ def test_in_loop_tuning_picks_the_lag_and_a_model_that_reduce_the_error(qualifie
     best = loop["tdc"][loop["best_tdc"]]
     assert best["e_track_rel"] < 0.15 * base
     # the recommended section loads into the scenario and gives the same error
-    from rths_ros.core.twin_qualification import loop_error
+    from rths_ros.analysis.twin_qualification import loop_error
     model = doc["platform"]["commander"]["coupling"]["tdc"]["model"]
     sets = ["platform.commander.coupling.tdc.enabled=true"] + [
         f"platform.commander.coupling.tdc.model.{k}={v}" for k, v in model.items()]

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from rths_ros.bag import read_bag
-from rths_ros.core import scenario as scn
+from rths_ros.app import scenario as scn
 from rths_ros.runner import node_pids, wait_until_running
 
 ROOT = Path(__file__).resolve().parents[1]

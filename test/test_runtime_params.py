@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from rths_ros.core import scenario as scn
-from rths_ros.core.params import ParameterError
+from rths_ros.app import scenario as scn
+from rths_ros.params import ParameterError
 
 
 def _load(data, overrides=()):

@@ -18,14 +18,15 @@ import pytest
 
 from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.bag import read_bag
-from rths_ros.core import scenario as scn
-from rths_ros.core.params import ParameterError
-from rths_ros.core.platform import LimitViolation
+from rths_ros.app import scenario as scn
+from rths_ros.params import ParameterError
+from rths_ros.core.platform.commander import LimitViolation
 from rths_ros.runtime.processes import ProcessWatch
-from rths_ros.core.safety import (SafePoseRamp, leg_command_out_of_range, safe_pose_lengths,
+from rths_ros.core.platform.safety import (SafePoseRamp, leg_command_out_of_range, safe_pose_lengths,
                                   wrench_out_of_range)
-from rths_ros.core.stewart import StewartKinematics
-from rths_ros.runner import DomainLease, node_pids, run_scenario, safe_ramp_bound_s, wait_until_running
+from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.core.platform.safety import safe_ramp_bound_s
+from rths_ros.runner import DomainLease, node_pids, run_scenario, wait_until_running
 
 DT = 1e-3
 
@@ -41,8 +42,8 @@ def test_safe_pose_ramp_keeps_the_leg_speed_and_ends_at_rest_on_the_safe_pose():
     # away from the plate: in the contact test's interface coordinates (model up = platform down) the
     # safe pose is above the rest position, i.e. further from contact (z < -h0)
     s = scn.load("contact_1d")
-    from rths_ros.core import fastpath
-    imap, _ = fastpath.build_platform(s)
+    from rths_ros.app import factory
+    imap, _ = factory.build_platform(s)
     b_up, _ = imap.leg_commands(np.array([s.safety.safe_retract_m]), np.zeros(1))
     np.testing.assert_allclose(b_safe, b_up, atol=1e-5)
     b0 = kin.home_lengths + np.array([-3e-3, 2e-3, -1e-3, 0.0, 4e-3, -6e-3])
@@ -73,13 +74,13 @@ def test_safety_parameters_are_validated():
     with pytest.raises(ParameterError, match="safety.watchdog_steps"):
         scn.load("contact_1d", ["safety.watchdog_steps=1"])
     s = scn.load("contact_1d")
-    assert safe_ramp_bound_s(s) < 3.0
+    assert safe_ramp_bound_s(s.safety) < 3.0
 
 
 def _commander(s=None):
-    from rths_ros.core import fastpath
+    from rths_ros.app import factory
     s = s or scn.load("contact_1d")
-    _, commander = fastpath.build_platform(s)
+    _, commander = factory.build_platform(s)
     commander.reset()
     return s, commander
 
@@ -190,7 +191,7 @@ def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = T
     safe = ev[kinds.index("SAFE")]
     assert safe["source"] == "sim_plant"
     assert safe["step"] == info["abort_step"] + info["ramp_steps"] + info["hold_steps"], (safe, info)
-    assert info["ramp_steps"] * s.loop.dt_s <= safe_ramp_bound_s(s)
+    assert info["ramp_steps"] * s.loop.dt_s <= safe_ramp_bound_s(s.safety)
     assert info["hold_steps"] == round(s.safety.hold_s / s.loop.dt_s)
     if not recorded:
         return info
@@ -202,7 +203,7 @@ def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = T
     # the ramp ended on the safe pose (the legs settle within the hold; 0.2 mm)
     assert np.max(np.abs(last - b_safe)) < 2e-4, last - b_safe
     assert steps[-1] == info["abort_step"] + info["ramp_steps"] + info["hold_steps"]
-    assert info["ramp_steps"] * s.loop.dt_s <= safe_ramp_bound_s(s)
+    assert info["ramp_steps"] * s.loop.dt_s <= safe_ramp_bound_s(s.safety)
     return info
 
 
@@ -243,7 +244,7 @@ def test_velocity_feedforward_of_a_learner_beyond_the_speed_limit_is_never_execu
     ov = learn + ["platform.commander.enforce_limits=false"]
     s = scn.load("contact_1d", ov)
     vmax = s.platform.geometry.leg_velocity_max_m_per_s
-    from rths_ros.core.vrths import run_virtual
+    from rths_ros.app.vrths import run_virtual
     v = run_virtual(s)
     assert not v["aborted"]                                  # nothing upstream of the plant checks it now
     ff = np.asarray(v["ff_velocity"])
@@ -275,7 +276,7 @@ def test_leg_command_beyond_the_stroke_is_refused_at_the_plant(tmp_path):
     hi = float(StewartKinematics(s0.platform.geometry).home_lengths.max()) + 0.005
     ov = ["platform.commander.enforce_limits=false", f"platform.geometry.leg_length_max_m={hi!r}"]
     s = scn.load("contact_1d", ov)
-    from rths_ros.core.vrths import run_virtual
+    from rths_ros.app.vrths import run_virtual
     v = run_virtual(s)
     assert not v["aborted"]                                  # nothing upstream of the plant checks the stroke now
     k_bad = _first_step_beyond(v, np.max(np.asarray(v["b_cmd"]), axis=1) > hi)
@@ -384,7 +385,7 @@ def test_realtime_delay_spikes_are_counted_not_fatal_and_the_run_stays_on_track(
     # displacement are those of the same test without spikes (the in-process run, no timing at all) within 25 %
     from rths_ros.analysis.metrics import compute_metrics
     from rths_ros.analysis.run_analysis import reference_for
-    from rths_ros.core.vrths import run_virtual
+    from rths_ros.app.vrths import run_virtual
     rec, s_bag, _ = record_from_bag(out / "bag")
     assert not rec["aborted"] and rec["k"].size == s.steps + 1
     assert np.all(np.isfinite(rec["z_ach"])) and np.all(np.isfinite(rec["f_meas"]))

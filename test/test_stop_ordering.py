@@ -8,7 +8,7 @@ import numpy as np
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 
-from rths_ros.core import scenario as scn
+from rths_ros.app import scenario as scn
 from rths_ros.msg import LegCommand, LegState
 from rths_ros.msg import TestEvent as Event
 from rths_ros.nodes.aff_learner import AffLearnerNode

@@ -1,12 +1,12 @@
 """``rths benchmark``: J1-J9 of the building benchmark for the nominal plant or a seeded perturbed set.
 
-* ``--runs 0`` (default): one run of :func:`rths_ros.core.building.run_benchmark` with the nominal plant.
-* ``--runs R``: :func:`rths_ros.core.building.run_perturbed` with seeds 1..R; the table gives the mean
+* ``--runs 0`` (default): one run of :func:`rths_ros.core.models.building.structure.run_benchmark` with the nominal plant.
+* ``--runs R``: :func:`rths_ros.core.models.building.structure.run_perturbed` with seeds 1..R; the table gives the mean
   and the sample standard deviation (ddof 1) of every criterion over the runs that completed (aborted
   runs are listed with their reason and left out of the statistics).
 * ``--convention paper|matlab`` selects the definitions and the order of J1-J9
-  (:mod:`rths_ros.analysis.benchmark_criteria`); the printed table and both files state it.
-* ``--controller MODULE:CLASS`` loads a :class:`rths_ros.core.tracking_controller.TrackingController`
+  (:mod:`rths_ros.core.models.building.criteria`); the printed table and both files state it.
+* ``--controller MODULE:CLASS`` loads a :class:`rths_ros.core.models.building.tracking_controller.TrackingController`
   subclass by import path (the module must be importable, e.g. on ``PYTHONPATH``).  The class is
   instantiated with no arguments, once per run; its ``dt_s`` must be the benchmark's 1/4096 s.
 
@@ -24,9 +24,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..core.params import ParameterError
-from ..core.tracking_controller import TrackingController
-from .benchmark_criteria import CRITERIA
+from rths_ros.params import ParameterError
+from rths_ros.core.models.building.tracking_controller import TrackingController
+from rths_ros.core.models.building.criteria import CRITERIA
 
 CONVENTION_TEXT = {
     "paper": "paper convention: J1 = lag (ms) maximising the Pearson correlation over 0-0.1 s; "
@@ -52,7 +52,7 @@ def load_controller(spec: str) -> Callable[[], TrackingController]:
         raise ParameterError(f"--controller: module {module_name!r} has no attribute {cls_name!r}")
     if not (isinstance(cls, type) and issubclass(cls, TrackingController)):
         raise ParameterError(f"--controller: {spec!r} is not a subclass of "
-                             "rths_ros.core.tracking_controller.TrackingController")
+                             "rths_ros.core.models.building.tracking_controller.TrackingController")
 
     def make() -> TrackingController:
         return cls()
@@ -82,7 +82,7 @@ def markdown_table(result: dict) -> str:
 def run(case: int = 1, earthquake: str = "elcentro", runs: int = 0, convention: str = "paper",
         controller: str | None = None, duration_s: float = 0.0) -> dict:
     """Run the benchmark and return a JSON-ready result (see module doc)."""
-    from ..core.building import run_benchmark, run_perturbed
+    from rths_ros.core.models.building.structure import run_benchmark, run_perturbed
     if runs < 0:
         raise ParameterError(f"--runs: {runs!r} is not allowed; expected 0 (nominal) or a positive count")
     if convention not in CONVENTION_TEXT:

@@ -1,7 +1,7 @@
 """Analysis of a recorded building-benchmark run (numerical.model = building; ``rths analyze RUN_DIR``, also run
 automatically after ``rths run benchmark_building``).
 
-From the bag (message mapping: :mod:`rths_ros.core.building_rths`):
+From the bag (message mapping: :mod:`rths_ros.core.models.building.rths`):
 
 * ``y`` (N x 3) and ``ydot`` = the numerical substructure's DoFs from /rths/interface_command (``y[:, 0] = y1``);
 * ``x_m``, ``x``, ``xdot``, ``f_act`` from /rths/leg_state; ``u`` from /rths/leg_command (step k+1 carries u_k);
@@ -9,10 +9,10 @@ From the bag (message mapping: :mod:`rths_ros.core.building_rths`):
 
 Rows are the steps 0..n of one trial that the numerical part received a force for (an aborted run ends at the
 step the plant could not complete).  The ground motion ``a_g`` and the reference response ``x_r`` are recomputed
-from the scenario stored in the bag.  J1-J9 (:mod:`rths_ros.analysis.benchmark_criteria`) are reported in the
+from the scenario stored in the bag.  J1-J9 (:mod:`rths_ros.core.models.building.criteria`) are reported in the
 scenario's ``numerical.building.criteria_convention`` and, for comparison, in the other one.
 
-The analysis also runs the in-process core benchmark (:func:`rths_ros.core.building.run_benchmark`) with the same
+The analysis also runs the in-process core benchmark (:func:`rths_ros.core.models.building.structure.run_benchmark`) with the same
 parameters, plant, controller and length and reports its J1-J9 and the largest difference (``core_check``): a
 lockstep graph run must give the same numbers.  With several trials the last one is analysed (trial j's noise is
 ``noise_seed + j``; the core comparison is made for trial 0 only).
@@ -26,11 +26,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..bag import read_bag, read_scenario_yaml
-from ..core import scenario as scn
-from ..core.building_rths import (benchmark_view, core_params, empty_building_record, limits_of, make_controller,
-                                  plant_draw)
-from .benchmark_criteria import CRITERIA, CONVENTIONS, evaluate_record
+from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.app import scenario as scn
+from rths_ros.core.models.building.rths import benchmark_view, core_params, empty_building_record, limits_of, make_controller, plant_draw
+from rths_ros.core.models.building.criteria import CRITERIA, CONVENTIONS, evaluate_record
 
 EVENT_ABORT = 7
 
@@ -52,7 +51,7 @@ def is_building_bag(bag: Path) -> bool:
 
 
 def building_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
-    """(record, scenario) of a building run: the layout of :func:`rths_ros.core.building_rths.empty_building_record`
+    """(record, scenario) of a building run: the layout of :func:`rths_ros.core.models.building.rths.empty_building_record`
     over the global steps 0..n (all trials)."""
     text = read_scenario_yaml(bag)
     if text is None:
@@ -106,7 +105,7 @@ def _num(x):
 def core_reference(s: scn.Scenario, rows: int) -> dict | None:
     """J1-J9 of the in-process core run with the scenario's parameters and ``rows`` samples (None: the controller
     could not be built here)."""
-    from ..core.building import run_benchmark
+    from rths_ros.core.models.building.structure import run_benchmark
     p = s.numerical.building
     try:
         ctrl = make_controller(s.tracking_controller, s.loop.dt_s)
@@ -119,7 +118,7 @@ def core_reference(s: scn.Scenario, rows: int) -> dict | None:
 
 def analyze_building(rec: dict, s: scn.Scenario, out: Path) -> dict:
     """metrics.json, report.md and a plot of the last trial of a building record (graph or virtual run)."""
-    from ..core.vrths import trial_slice
+    from rths_ros.app.vrths import trial_slice
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     p = s.numerical.building
@@ -149,7 +148,7 @@ def analyze_building(rec: dict, s: scn.Scenario, out: Path) -> dict:
     }
     core = core_reference(s, rows) if (n_trials == 1 and not metrics["aborted"] and rows > 2) else None
     if core is not None:
-        from ..analysis.benchmark_criteria import evaluate_record as ev
+        from rths_ros.core.models.building.criteria import evaluate_record as ev
         cj = ev(core, convention=conv) if not core["aborted"] else {}
         dev = {key: float(np.max(np.abs(core[key] - view[key]))) for key in ("x_m", "f_m", "y")}
         metrics["core_check"] = {

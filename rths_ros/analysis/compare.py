@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import scenario as scn
+from rths_ros.app import scenario as scn
 
 TABLE = (("max|e| [mm]", "max_abs_tracking_error_m", 1e3), ("e_track_rel", "e_track_rel", 1.0),
          ("e_ref_rel", "e_ref_rel", 1.0), ("E_error [mJ]", "E_error_J", 1e3), ("E_diss [mJ]", "E_diss_J", 1e3),
@@ -46,16 +46,16 @@ def parse_variant(text: str) -> tuple[str, list[str]]:
 
 def _run_one(args) -> tuple[str, dict, str]:
     name, scenario_name, overrides, out, engine = args
-    from .run_analysis import analyze_bag, analyze_record
+    from rths_ros.analysis.run_analysis import analyze_bag, analyze_record
     s = scn.load(scenario_name, overrides)
     d = Path(out) / name.replace("/", "_").replace(" ", "_")
     if engine == "graph":
-        from ..runner import run_scenario
+        from rths_ros.runner import run_scenario
         res = run_scenario(s, d, progress=False)
         summary = analyze_bag(d / "bag", d)
         note = "" if res.code == 0 else res.message.splitlines()[0]
     else:
-        from ..core.vrths import run_virtual
+        from rths_ros.app.vrths import run_virtual
         rec = run_virtual(s)
         summary = analyze_record(rec, s, {"mode": "lockstep", "engine": "vrths"}, d)
         note = rec.get("abort_reason", "")
@@ -110,9 +110,9 @@ def compare(scenario_name: str, variants: dict[str, list[str]], out: Path, engin
 
 
 def _overlay(out: Path, scenarios: dict, engine: str) -> None:
-    from ..core.vrths import trial_slice
-    from .plots import plot_overlay
-    from .run_analysis import record_from_bag, reference_for
+    from rths_ros.app.vrths import trial_slice
+    from rths_ros.analysis.plots import plot_overlay
+    from rths_ros.analysis.run_analysis import record_from_bag, reference_for
     records = {}
     for name, s in scenarios.items():
         d = out / name.replace("/", "_").replace(" ", "_")

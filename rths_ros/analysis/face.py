@@ -18,7 +18,7 @@ dropped, as the thesis requires.  Fewer than 4 usable points is an error, more t
 
 The engine is independent of how a point is run: it takes a callable ``run_point(params) -> record``
 (a dict of recorded arrays ``t, z_cmd, z_ach, ...`` plus optional ``dt``, ``unstable``).  Provided:
-:class:`rths_ros.core.linear_vrths.LinearPointRunner` (linear vRTHS of §12.1) and
+:class:`rths_ros.core.methods.linear_vrths.LinearPointRunner` (linear vRTHS of §12.1) and
 :class:`ScenarioPointRunner` (a project scenario, in process or through the ROS graph, one lockstep run
 with its bag per point in ``OUT/runs/<point>``) and :class:`BuildingPointRunner` (the building benchmark
 of §12.2, in process; tau_add delays the desired displacement by whole samples before the controller, a
@@ -56,10 +56,10 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import yaml
 
-from rths_ros.core.params import ParameterError, build, param, to_dict
-from rths_ros.core.tracking_controller import TrackingController
+from rths_ros.params import ParameterError, build, param, to_dict
+from rths_ros.core.models.building.tracking_controller import TrackingController
 
-from . import measures as ms
+from rths_ros.analysis import measures as ms
 
 __all__ = ["SweepSpec", "VarySpec", "EMeasureSpec", "QMeasureSpec", "FitSpec", "ReferenceSpec",
            "load_sweep", "sweep_from_data", "e_value", "q_value", "FitResult", "fit_h", "analyse",
@@ -188,7 +188,7 @@ def sweep_from_data(data: Mapping[str, Any]) -> SweepSpec:
 
 def load_sweep(path: str | Path) -> tuple[SweepSpec, dict]:
     """(validated spec, raw data) from a sweep YAML."""
-    from rths_ros.core.scenario import safe_yaml
+    from rths_ros.app.scenario import safe_yaml
     p = Path(path)
     if not p.exists():
         raise ParameterError(f"sweep: file {str(path)!r} does not exist")
@@ -516,7 +516,7 @@ class ScenarioPointRunner:
     """``run_point`` for a project scenario: the scenario with ``overrides`` and the point's dotted keys
     (e.g. ``sim_plant.command_delay_steps``, ``sim_plant.cascade.k_pp_per_s`` with
     ``sim_plant.cascade.preset: custom``), run in process (``backend="vrths"``,
-    :func:`rths_ros.core.vrths.run_virtual`) or through the ROS graph (``backend="graph"``).
+    :func:`rths_ros.app.vrths.run_virtual`) or through the ROS graph (``backend="graph"``).
 
     Graph backend: every point is one :func:`rths_ros.runner.run_scenario` in ``out_dir/runs/<point>``
     (see :func:`point_tag`), always in lockstep mode with recording on (a FACE point must be
@@ -528,7 +528,7 @@ class ScenarioPointRunner:
 
     def __init__(self, scenario: str, overrides: Mapping | None = None, backend: str = "vrths",
                  out_dir: str | Path | None = None):
-        from rths_ros.core import scenario as scn
+        from rths_ros.app import scenario as scn
         if backend not in ("vrths", "graph"):
             raise ParameterError(f"backend: {backend!r} is not allowed; expected 'vrths' or 'graph'")
         if backend == "graph" and out_dir is None:
@@ -544,7 +544,7 @@ class ScenarioPointRunner:
         self.scenario(None)             # validate now
 
     def scenario(self, point: Mapping | None):
-        from rths_ros.core import scenario as scn
+        from rths_ros.app import scenario as scn
         import copy
         data = copy.deepcopy(self.data)
         for k, v in (point or {}).items():
@@ -554,7 +554,7 @@ class ScenarioPointRunner:
     def __call__(self, point: Mapping) -> dict:
         s = self.scenario(point)
         if self.backend == "vrths":
-            from rths_ros.core.vrths import run_virtual
+            from rths_ros.app.vrths import run_virtual
             rec = run_virtual(s)
         else:
             rec = self._run_graph(s, point)
@@ -592,7 +592,7 @@ class ScenarioPointRunner:
         if s.numerical.model != "contact_1d":
             raise ParameterError(f"reference.source: 'runner' is not allowed for numerical.model = "
                                  f"{s.numerical.model!r}; only the contact_1d model has a reference solution")
-        from rths_ros.core.contact1d import reference_solution
+        from rths_ros.core.models.contact1d.model import reference_solution
         dt = s.loop.dt_s
         ref = reference_solution(s.numerical.contact_1d, t_end_s=s.steps * dt)
         z = np.array(ref["z"], dtype=float)[: s.steps + 1]
@@ -625,13 +625,13 @@ BUILDING_CONTROLLER_KEYS = ("kp", "ki_per_s", "lead_gain", "lead_zero_rad_s", "l
 
 class BuildingPointRunner:
     """``run_point`` for the building benchmark (seed 000 §12.2) in process with
-    :func:`rths_ros.core.building.run_benchmark` and its reference controller.
+    :func:`rths_ros.core.models.building.structure.run_benchmark` and its reference controller.
 
     ``scenario``: ``case1``..``case4``, optionally with the ground motion, ``case1/kobe``.  Keys of a
     point or of the overrides: ``tau_add_s`` (extra delay of the desired displacement y1 before the
     controller, rounded to whole samples of 1/4096 s), the controller gains ``kp``, ``ki_per_s``,
-    ``lead_*`` (:class:`rths_ros.core.tracking_controller.ReferenceControllerParams`), or any field of
-    :class:`rths_ros.core.building.BenchmarkParams`.  Record: ``z_cmd`` = y1 (numerical DoF 1, the
+    ``lead_*`` (:class:`rths_ros.core.models.building.tracking_controller.ReferenceControllerParams`), or any field of
+    :class:`rths_ros.core.models.building.structure.BenchmarkParams`.  Record: ``z_cmd`` = y1 (numerical DoF 1, the
     desired actuator displacement), ``z_ach`` = x_m (measured actuator displacement); the thesis's
     floor-1 magnitude is q on ``z_cmd`` (the numerical substructure's response)."""
 
@@ -646,8 +646,8 @@ class BuildingPointRunner:
         self._split({})                 # validate now
 
     def _split(self, point: Mapping):
-        from rths_ros.core.building import benchmark_params
-        from rths_ros.core.tracking_controller import ReferenceController
+        from rths_ros.core.models.building.structure import benchmark_params
+        from rths_ros.core.models.building.tracking_controller import ReferenceController
         merged = {**self.overrides, **point}
         tau = float(merged.pop("tau_add_s", 0.0))
         gains = {k: merged.pop(k) for k in list(merged) if k in BUILDING_CONTROLLER_KEYS}
@@ -660,7 +660,7 @@ class BuildingPointRunner:
         return params, ctrl, n
 
     def __call__(self, point: Mapping) -> dict:
-        from rths_ros.core.building import run_benchmark
+        from rths_ros.core.models.building.structure import run_benchmark
         params, ctrl, n = self._split(point)
         rec = run_benchmark(controller=ctrl, params=params, evaluate=False)
         return {"t": rec["t"], "z_cmd": rec["y"][:, 0], "z_ach": rec["x_m"], "x_r1": rec["x_r"][:, 0],
@@ -676,7 +676,7 @@ class BuildingPointRunner:
 def make_runner(spec: SweepSpec, out_dir: str | Path | None = None) -> Callable[[dict], dict]:
     """The ``run_point`` callable named by the sweep's ``runner``."""
     if spec.runner == "linear_vrths":
-        from rths_ros.core.linear_vrths import LinearPointRunner
+        from rths_ros.core.methods.linear_vrths import LinearPointRunner
         return LinearPointRunner(spec.scenario, **dict(spec.overrides))
     if spec.runner == "building":
         return BuildingPointRunner(spec.scenario, spec.overrides)

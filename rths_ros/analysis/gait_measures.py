@@ -1,6 +1,6 @@
 """Gait measures of a VPP walking record (seed 000 §15.1 and ch. 17).
 
-Input: a record dict as returned by :func:`rths_ros.core.vpp.simulate` (arrays ``t``, ``y``, ``vx``,
+Input: a record dict as returned by :func:`rths_ros.core.models.gait.vpp.simulate` (arrays ``t``, ``y``, ``vx``,
 ``contact_l``/``contact_r``, ``grf_x_*``/``grf_y_*``, ``tau_*`` plus ``bw_n`` and ``l0_m``).
 
 Measures (means over the complete strides of the record; a stride is touch-down to touch-down of the
@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ..core.vpp_ic import step_speeds
+from rths_ros.core.models.gait.vpp_ic import step_speeds
 
 
 def _edges(flag: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -2,9 +2,9 @@
 automatically after ``rths run`` of a gait scenario).
 
 From the bag: the 3-DoF interface command, achieved state and load of every step (plate frame, see
-:mod:`rths_ros.core.gait_rths`), the leg channels and the raw wrench.  The model quantities that are not on the
+:mod:`rths_ros.core.models.gait.rths`), the leg channels and the raw wrench.  The model quantities that are not on the
 wire (CoM, trunk angle, contact flags, foot points, model GRFs and hip torques) are recovered by re-running the
-VPP model with the recorded loads (:func:`rths_ros.core.gait_rths.replay_model`); the replayed interface command is
+VPP model with the recorded loads (:func:`rths_ros.core.models.gait.rths.replay_model`); the replayed interface command is
 compared with the recorded one (``replay_command_max_dev`` must be 0: the same kernel with the same float64 inputs).
 
 Quantities (:func:`rths_ros.analysis.gait.gait_metrics` on a :class:`~rths_ros.analysis.gait.GaitRecord`):
@@ -30,11 +30,11 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..bag import read_bag, read_scenario_yaml
-from ..core import scenario as scn
-from ..core.gait_rths import cop_of, replay_model
-from ..core.vrths import empty_gait_record
-from .gait import GaitRecord, animate_stick_figure, gait_metrics, plot_gait, plot_reproducibility
+from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.app import scenario as scn
+from rths_ros.core.models.gait.rths import cop_of, replay_model
+from rths_ros.app.vrths import empty_gait_record
+from rths_ros.analysis.gait import GaitRecord, animate_stick_figure, gait_metrics, plot_gait, plot_reproducibility
 
 EVENT_ABORT = 7
 EVENT_DONE = 8
@@ -80,7 +80,7 @@ def _f(x) -> float:
 
 
 def gait_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
-    """(record, scenario) of a gait run; the record has the layout of :func:`rths_ros.core.vrths.empty_gait_record`
+    """(record, scenario) of a gait run; the record has the layout of :func:`rths_ros.app.vrths.empty_gait_record`
     (rows = steps 0..N that the numerical part received a load for)."""
     text = read_scenario_yaml(bag)
     if text is None:
@@ -119,7 +119,7 @@ def gait_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
         if k < n:
             rec["b_meas"][k], rec["bdot_meas"][k], rec["current"][k] = m.length, m.velocity, m.current
     if n:      # no command is sent for the first step: the platform is at the start pose
-        from ..core.fastpath import gait_start_lengths
+        from rths_ros.app.factory import gait_start_lengths
         rec["b_cmd"][0] = gait_start_lengths(s)
     for _, m in topics.get("/rths/raw_wrench", []):
         k = int(m.step)
@@ -153,13 +153,13 @@ def gait_view(rec: dict, s: scn.Scenario) -> tuple[GaitRecord, dict]:
 
 def secant_foot_stiffness(s: scn.Scenario) -> float:
     """Secant stiffness [N/m] of the scenario's simulated foot at foot flat (alpha = 90 deg) under one body weight."""
-    from ..core.vpp_ic import scenario_foot_stiffness
+    from rths_ros.core.models.gait.vpp_ic import scenario_foot_stiffness
     return scenario_foot_stiffness(s)
 
 
 def _simulated_metrics(p, amputee: bool, ic: dict, t_max_s: float) -> dict:
     """Gait metrics (the report's keys) of a monolithic VPP simulation from the start state of a trial."""
-    from ..core import vpp
+    from rths_ros.core.models.gait import vpp
     sim = vpp.simulate(p, n_steps=6, t_max_s=t_max_s, amputee=amputee, foot="spring", ic=ic, decimate=5)
     g = GaitRecord(t=sim["t"], com_x=sim["x"], com_y=sim["y"], trunk_angle=sim["phi"], com_xd=sim["vx"],
                    grf_x={"L": sim["grf_x_l"], "R": sim["grf_x_r"]}, grf_y={"L": sim["grf_y_l"], "R": sim["grf_y_r"]},
@@ -174,7 +174,7 @@ def _simulated_metrics(p, amputee: bool, ic: dict, t_max_s: float) -> dict:
 def pure_reference(s: scn.Scenario, t_max_s: float | None = None) -> dict:
     """The same VPP amputee model in a monolithic simulation with a linear foot spring (the foot's secant
     stiffness at body weight), same initial conditions: its gait metrics (the actuator-free reference)."""
-    from ..core.vpp_ic import scenario_ic, scenario_model
+    from rths_ros.core.models.gait.vpp_ic import scenario_ic, scenario_model
     p = scenario_model(s)
     out = _simulated_metrics(p, True, scenario_ic(s), t_max_s or max(2.0, s.loop.duration_s))
     out["foot_spring_n_per_m"] = p.k_f_n_per_m

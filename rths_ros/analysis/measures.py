@@ -52,13 +52,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy import optimize
 from scipy import signal as _sig
 
-from rths_ros.core.params import ParameterError
+from rths_ros.params import ParameterError
 
 __all__ = [
     "rms", "e_track_rel", "e_track_mte", "e_track_peak", "e_track_freq", "tracking_errors",

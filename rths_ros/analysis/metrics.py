@@ -49,7 +49,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 from scipy import signal as _sig
 
-from rths_ros.core.params import ParameterError, param
+from rths_ros.params import ParameterError, param
 
 __all__ = [
     "MetricsParams", "ContactEvent", "StabilityVerdict",

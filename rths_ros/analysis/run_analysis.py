@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..bag import read_bag, read_scenario_yaml
-from ..core import scenario as scn
-from ..core.vrths import empty_record, hold_last_index
+from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import empty_record, hold_last_index
 
 EVENT_ABORT = 7
 EVENT_DONE = 8
@@ -133,7 +133,7 @@ def loop_stats(topics: dict, scenario: scn.Scenario, n: int) -> dict:
 
 
 def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray:
-    from ..core.contact1d import reference_solution
+    from rths_ros.core.models.contact1d.model import reference_solution
     p = scenario.numerical.contact_1d
     ref = reference_solution(p, t_end_s=(n_rows - 1) * scenario.loop.dt_s)
     z = np.asarray(ref["z"], dtype=float)
@@ -149,10 +149,10 @@ TRIAL_KEYS = ("e_track_rel", "e_ref_rel", "edot_track_rel", "max_abs_tracking_er
 def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> dict:
     """Metrics of every trial; metrics.json holds the last trial's (plus a per-trial table), the plots
     show the last trial (and, with several trials, the per-trial progress)."""
-    from ..core.vrths import trial_slice
-    from .metrics import compute_metrics
-    from .plots import plot_run
-    from .report import write_metrics_json, write_report
+    from rths_ros.app.vrths import trial_slice
+    from rths_ros.analysis.metrics import compute_metrics
+    from rths_ros.analysis.plots import plot_run
+    from rths_ros.analysis.report import write_metrics_json, write_report
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     trial_len = scenario.steps + 1
@@ -170,7 +170,7 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
     metrics["n_trials"] = n_trials
     plots = plot_run(last, z_ref[: last["k"].size], metrics, out)
     if n_trials > 1:
-        from .plots import plot_trials
+        from rths_ros.analysis.plots import plot_trials
         plots += plot_trials(rec, per_trial, trial_len, scenario.loop.dt_s, out)
     write_metrics_json(metrics, out / "metrics.json")
     report = write_report(metrics, scn.to_dict(scenario), plots, out)
@@ -198,11 +198,11 @@ def is_gait_bag(bag: Path) -> bool:
 
 
 def analyze_bag(bag: Path, out: Path) -> dict:
-    from .building_run import analyze_building_bag, is_building_bag
+    from rths_ros.analysis.building_run import analyze_building_bag, is_building_bag
     if is_building_bag(Path(bag)):    # the servo-hydraulic benchmark: J1-J9 (rths_ros.analysis.building_run)
         return analyze_building_bag(Path(bag), out)
     if is_gait_bag(Path(bag)):    # the prosthetic-foot test has its own record and metrics
-        from .gait_run import analyze_gait_bag
+        from rths_ros.analysis.gait_run import analyze_gait_bag
         return analyze_gait_bag(Path(bag), out)
     rec, scenario, loop = record_from_bag(Path(bag))
     return analyze_record(rec, scenario, loop, out)

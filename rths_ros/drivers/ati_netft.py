@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.core.params import param
+from rths_ros.params import param
 from rths_ros.drivers.ft_sensor_base import (FtSample, FtSensor, SensorError, SensorTimeout, SequenceStatistics,
                                              SequenceTracker)
 

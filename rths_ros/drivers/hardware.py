@@ -6,20 +6,20 @@ docs/protocols.md: the platform link (leg commands out, leg states in) and the A
 (wrench in).  :class:`HardwareParams` holds their addresses, calibration and timing.
 
 With ``emulate: true`` the node starts, in its own process, a
-:class:`~rths_ros.drivers.platform_emulator.PlatformEmulator` around the scenario's digital twin and a
+:class:`~rths_ros.app.emulated_rig.PlatformEmulator` around the scenario's digital twin and a
 :class:`~rths_ros.drivers.ati_netft_emulator.NetFtEmulator` that streams the twin's wrench, both on ephemeral
-ports of 127.0.0.1, and connects its clients to them (:class:`EmulatedRig`).  The whole driver chain (UDP,
+ports of 127.0.0.1, and connects its clients to them (:class:`~rths_ros.app.emulated_rig.EmulatedRig`).  The whole driver chain (UDP,
 wire formats, sequence checks, retransmission, watchdogs, calibration scaling) then runs without a rig; the
 addresses ``host``/``port`` of the two client sections are not used in that case.
 
 Choices (the seeds say nothing about the wire level):
 
 * Emulated noise: before every RESET the emulated twin gets the same noise seed as the simulated plant of that
-  trial (``fastpath.plant_seed``), so ``plant=hardware`` with the emulators is comparable sample by sample
+  trial (``factory.plant_seed``), so ``plant=hardware`` with the emulators is comparable sample by sample
   with ``plant=sim``.
 * Emulated sensor timing: the emulated Net F/T streams at ``emulator_sensor_rate_hz`` on the wall clock,
   independent of the steps.  In lockstep mode the node waits for a record sampled *after* the step it
-  just applied (:meth:`EmulatedRig.sampled_after`: the emulator notes which twin output each record was
+  just applied (:meth:`~rths_ros.app.emulated_rig.EmulatedRig.sampled_after`: the emulator notes which twin output each record was
   taken from), so the wrench of step ``k`` belongs to step ``k`` exactly as in the simulated plant.  A real
   sensor cannot tell that; there the node takes the first record that arrives after the leg state.
 * Emulated timing: the emulators are Python threads on the same (possibly busy) host, so towards them the
@@ -32,11 +32,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rths_ros.core.params import ParameterError, param
+from rths_ros.params import ParameterError, param
 from rths_ros.drivers.ati_netft import NetFtParams
 from rths_ros.drivers.platform_link import PlatformLinkParams
 
-__all__ = ["HardwareParams", "EmulatedRig", "emulated_link_params"]
+__all__ = ["HardwareParams", "emulated_link_params"]
 
 
 @dataclass(frozen=True)
@@ -76,67 +76,3 @@ def emulated_link_params(hw: HardwareParams, port: int) -> PlatformLinkParams:
     lp = hw.platform_link
     return replace(lp, host="127.0.0.1", port=int(port), reply_timeout_s=max(lp.reply_timeout_s, hw.emulator_timeout_s),
                    heartbeat_timeout_s=max(lp.heartbeat_timeout_s, hw.emulator_watchdog_s))
-
-
-class EmulatedRig:
-    """Platform-controller and Net F/T emulators serving the scenario's digital twin on 127.0.0.1.
-
-    ``link_params`` / ``netft_params`` are the scenario's client settings with the emulators' addresses.
-    Close with :meth:`close`.
-    """
-
-    TAGS = 1 << 14
-
-    def __init__(self, scenario):
-        from dataclasses import replace
-
-        from rths_ros.core import fastpath
-        from rths_ros.drivers.ati_netft_emulator import NetFtEmulator
-        from rths_ros.drivers.platform_emulator import PlatformEmulator
-
-        hw: HardwareParams = scenario.hardware
-        self.scenario = scenario
-        fail_at = int(hw.emulator_fail_at_step)
-
-        class _Controller(PlatformEmulator):
-            def _advance(self):
-                super()._advance()
-                if 0 <= fail_at <= self.steps_taken:
-                    self.silent = True       # the controller stops answering (fault drill)
-
-        plant = fastpath.build_plant(scenario)
-        self.platform = _Controller(plant, mode=scenario.loop.mode, watchdog_timeout_s=hw.emulator_watchdog_s,
-                                    seed=fastpath.plant_seed(scenario, 0))
-        self._tags: list = [None] * self.TAGS
-        self.netft = NetFtEmulator(self._wrench, counts_per_force=hw.netft.counts_per_force,
-                                   counts_per_torque=hw.netft.counts_per_torque,
-                                   rate_hz=hw.emulator_sensor_rate_hz)
-        self.link_params = emulated_link_params(hw, self.platform.port)
-        self.netft_params = replace(hw.netft, host="127.0.0.1", port=self.netft.port,
-                                    timeout_s=max(hw.netft.timeout_s, hw.emulator_timeout_s))
-
-    def _wrench(self, ft_sequence: int):
-        out = self.platform.latest
-        self._tags[ft_sequence % self.TAGS] = out
-        return out.wrench
-
-    def prepare_trial(self, trial: int) -> None:
-        """Seed the twin's noise for ``trial`` like the simulated plant (takes effect at the next RESET)."""
-        from rths_ros.core import fastpath
-        self.platform.seed = fastpath.plant_seed(self.scenario, trial)
-
-    def current_output(self):
-        """The twin's newest output (what the last STATE reported)."""
-        return self.platform.latest
-
-    def tagged_output(self, ft_sequence: int):
-        """The twin output whose wrench the record ``ft_sequence`` carries (None if not known)."""
-        return self._tags[ft_sequence % self.TAGS]
-
-    def sampled_after(self, ft_sequence: int, output) -> bool:
-        """True when the record ``ft_sequence`` carries the wrench of ``output``."""
-        return self.tagged_output(ft_sequence) is output
-
-    def close(self) -> None:
-        self.netft.close()
-        self.platform.close()

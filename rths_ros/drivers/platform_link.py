@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rths_ros.core.params import param
+from rths_ros.params import param
 from rths_ros.drivers.ft_sensor_base import SequenceStatistics, SequenceTracker
 
 __all__ = ["MAGIC", "PROTOCOL_VERSION", "HEADER", "COMMAND_BODY", "STATE_BODY", "HEARTBEAT_BODY", "ERROR_BODY",

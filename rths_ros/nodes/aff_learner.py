@@ -1,6 +1,6 @@
 """aff_learner: the adapting half of the adaptive feedforward filter (aff.kind = fir: seed 000 ch. 7, leaky
 normalised filtered-x LMS, one FIR filter per leg; aff.kind = harmonic: seed 001 ch. 5, harmonic basis on the
-harmonics of f_d, LMS or QR-RLS per leg, rths_ros.core.harmonic_feedforward).
+harmonics of f_d, LMS or QR-RLS per leg, rths_ros.core.learning.aff.harmonic_legs).
 
 After each measurement b'_k it adapts the coefficients with the gap g_k = b_k - b'_k (b_k = the
 un-augmented desired leg lengths of the command held over the step, filtered through the
@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from ..core import fastpath
-from ..runtime.node import RthsNode, node_main
+from rths_ros.app import factory
+from rths_ros.runtime.node import RthsNode, node_main
 
 from rths_ros.msg import (AdaptiveFilter, InterfaceCommand, InterfaceForce, InterfaceState, LegCommand,  # noqa
                           LegState)
@@ -38,7 +38,7 @@ class AffLearnerNode(RthsNode):
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
-        self.aff = fastpath.build_aff(scenario)
+        self.aff = factory.build_aff(scenario)
         self.home = np.array(self.aff.home_lengths, dtype=float)
         self.pub = self.control_publisher(AdaptiveFilter, "/rths/aff_coefficients")
         self.control_subscription(LegCommand, "/rths/leg_command", self.on_leg_command)

@@ -6,7 +6,7 @@ Out: /rths/interface_force (InterfaceForce, step k)
 
 Gait test (numerical.model = vpp): the node also takes /rths/leg_state (step k) and pairs it with the wrench of
 the same step (lockstep: waits for both; realtime: the newest leg state).
-:class:`rths_ros.core.gait_rths.GaitForceProcessor` turns them into ``force = [F_par, F_perp, M]`` (the load on
+:class:`rths_ros.core.models.gait.rths.GaitForceProcessor` turns them into ``force = [F_par, F_perp, M]`` (the load on
 the stump end along / across the achieved shank axis, about the interface point) and ``measured = [F_x, F_y,
 M_O]`` (plate force and the moment about the plate reference point, from which the centre of pressure
 ``x_CoP = M_O / F_y`` follows); ``contact`` = the foot carries at least ``cop_min_force_n``.  A load beyond the
@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import time
 
-from ..core import fastpath
-from ..runtime.node import RthsNode, node_main
+from rths_ros.app import factory
+from rths_ros.runtime.node import RthsNode, node_main
 
 import numpy as np
 
-from ..core.safety import non_finite, wrench_out_of_range
+from rths_ros.core.platform.safety import non_finite, wrench_out_of_range
 
-from ..core.platform import LimitViolation
+from rths_ros.core.platform.commander import LimitViolation
 
 from rths_ros.msg import InterfaceForce, LegState, RawWrench, TestEvent  # noqa: E402
 
@@ -33,7 +33,7 @@ class FtSensorNode(RthsNode):
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
-        self.proc = fastpath.build_force_processor(scenario)
+        self.proc = factory.build_force_processor(scenario)
         self.proc.reset()
         self.pub = self.control_publisher(InterfaceForce, "/rths/interface_force")
         self.control_subscription(RawWrench, "/rths/raw_wrench", self.on_wrench)
@@ -46,7 +46,7 @@ class FtSensorNode(RthsNode):
         self._drop_rng = np.random.default_rng([scenario.loop.seed, 0xD209])
         self._spike_s, self._spike_every = fp.delay_spike_s, fp.delay_every_steps
         self.dropped = 0
-        self.gait = fastpath.build_gait_force_processor(scenario) if fastpath.is_gait(scenario) else None
+        self.gait = factory.build_gait_force_processor(scenario) if factory.is_gait(scenario) else None
         if self.gait is not None:
             self.legs_by_step: dict[int, np.ndarray] = {}
             self.legs_latest = None

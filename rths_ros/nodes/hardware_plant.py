@@ -5,12 +5,12 @@ topics as the simulated plant: publishes /rths/leg_state (LegState) and /rths/ra
 k, takes /rths/leg_command (LegCommand, step k+1).
 
 * ``configure``: create the platform-link client and the Net F/T client (scenario section ``hardware``;
-  with ``hardware.emulate`` first start the emulators, :class:`~rths_ros.drivers.hardware.EmulatedRig`),
+  with ``hardware.emulate`` first start the emulators, :class:`~rths_ros.app.emulated_rig.EmulatedRig`),
   start the RDT stream, RESET the controller (and ramp to the start pose, below).
 * ``activate`` / ``deactivate``: serve / stop serving; ``deactivate`` also stops the RDT stream.
 * Every trial starts with a RESET of the controller (legs at the initial state, controller step 0).
 * Start pose: a trial starts from the scenario's start pose -- home, or for the gait test the inverse kinematics
-  of the model's initial command (:func:`rths_ros.core.fastpath.gait_start_lengths`), the pose the simulated plant
+  of the model's initial command (:func:`rths_ros.app.factory.gait_start_lengths`), the pose the simulated plant
   starts in.  After a RESET that leaves the legs elsewhere (a rig's controller holds its home pose) the node
   ramps them there over the link with the cosine profile of the safe-pose ramp (fastest leg at most
   ``safety.ramp_speed_m_per_s``, then ``safety.hold_s`` of holding so the legs settle): in ``configure``, so
@@ -42,12 +42,12 @@ import time
 import numpy as np
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
-from ..core.safety import SafePoseRamp, safe_pose_lengths
-from ..drivers.ati_netft import NetFtClient
-from ..drivers.ft_sensor_base import SensorError, SensorTimeout
-from ..drivers.platform_link import PlatformLinkClient, PlatformLinkError, PlatformLinkTimeout
-from ..runtime.beat import BeatNode
-from ..runtime.node import node_main, set_stamp, stamp_ns
+from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths
+from rths_ros.drivers.ati_netft import NetFtClient
+from rths_ros.drivers.ft_sensor_base import SensorError, SensorTimeout
+from rths_ros.drivers.platform_link import PlatformLinkClient, PlatformLinkError, PlatformLinkTimeout
+from rths_ros.runtime.beat import BeatNode
+from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
 
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
@@ -59,10 +59,10 @@ START_POSE_TOLERANCE_M = 1e-5
 
 def trial_start_lengths(scenario) -> np.ndarray:
     """Leg lengths a trial starts from: the gait test's start pose, otherwise the home pose."""
-    from ..core import fastpath
-    from ..core.stewart import StewartKinematics
-    if fastpath.is_gait(scenario):
-        return np.array(fastpath.gait_start_lengths(scenario), dtype=float)
+    from rths_ros.app import factory
+    from rths_ros.core.platform.stewart import StewartKinematics
+    if factory.is_gait(scenario):
+        return np.array(factory.gait_start_lengths(scenario), dtype=float)
     return np.array(StewartKinematics(scenario.platform.geometry).home_lengths, dtype=float)
 
 
@@ -98,7 +98,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         self.stale_wrench = 0           # steps published with a repeated record (ramp only)
         self._last_tx = time.monotonic()
         self._hb_outstanding = False
-        from ..core.stewart import StewartKinematics
+        from rths_ros.core.platform.stewart import StewartKinematics
         self.kin = StewartKinematics(scenario.platform.geometry)
         self.home = np.array(self.kin.home_lengths, dtype=float)
         g = scenario.platform.geometry
@@ -123,7 +123,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
     def on_configure(self, state) -> TransitionCallbackReturn:
         try:
             if self.hw.emulate:
-                from ..drivers.hardware import EmulatedRig
+                from rths_ros.app.emulated_rig import EmulatedRig
                 self.rig = EmulatedRig(self.scenario)
                 self._emulated_reset_at_home()
                 link_p, netft_p = self.rig.link_params, self.rig.netft_params
@@ -207,8 +207,8 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         em = self.rig.platform
         if np.array_equal(em.plant.start_lengths, self.home):
             return
-        from ..core.interface import InterfaceMap
-        from ..core.sim_plant import SimPlant
+        from rths_ros.core.platform.interface import InterfaceMap
+        from rths_ros.core.plant.sim_plant import SimPlant
         s = self.scenario
         gait = s.platform.gait.interface if s.sim_plant.specimen_kind == "prosthetic_foot" else None
         twin = SimPlant(s.sim_plant, self.kin, InterfaceMap(s.platform.interface, self.kin), s.loop.dt_s,

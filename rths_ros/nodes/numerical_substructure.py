@@ -10,22 +10,22 @@ In lockstep mode a force sample waits for the damping force of the same step (it
 parallel by the passivity_controller, so this costs no hop); in realtime mode the newest damping
 coefficient is applied to the current velocity if the step's own value is not there yet.
 
-Force blending (numerical.force_blend, seed 004 §4.4; :class:`rths_ros.core.tdc.ForceBlend`): the model is fed
+Force blending (numerical.force_blend, seed 004 §4.4; :class:`rths_ros.core.methods.tdc.ForceBlend`): the model is fed
 ``gamma F'_m + (1 - gamma) f_n (+ F_d)`` with ``f_n`` from a specimen model driven by the commanded interface
 position, and the power-discrepancy trip watches ``f (z'_cmd - z'_ach)``; the achieved velocity of step k comes
 from /rths/interface_state (InterfaceState, step k), which a force sample waits for in lockstep (realtime: the
 newest value).
 
-The model is built by :func:`rths_ros.core.fastpath.build_numerical` (same object as the virtual
+The model is built by :func:`rths_ros.app.factory.build_numerical` (same object as the virtual
 run).  If a force sample is missing in realtime mode the model is advanced over the gap with the
 last force held, so simulated time stays aligned with the step index; the gap is counted as lost.
 
-Gait test (numerical.model = vpp, :class:`rths_ros.core.gait_rths.GaitNumerical`): the force message carries
+Gait test (numerical.model = vpp, :class:`rths_ros.core.models.gait.rths.GaitNumerical`): the force message carries
 the sagittal load ``[F_par, F_perp, M]`` and the command the plate-frame interface pose
 ``[x_IFP - x_ref, y_IFP, alpha_R]`` with its rates.  A fall of the walker (event bit 16) aborts the run with
 the reason.
 
-Building benchmark (numerical.model = building, :class:`rths_ros.core.building_rths.BuildingNumerical`): the force
+Building benchmark (numerical.model = building, :class:`rths_ros.core.models.building.rths.BuildingNumerical`): the force
 is the measured specimen force ``f_m,k``; the ground acceleration ``a_g,k`` comes from the record itself; the command
 carries ``position = [q1, q2, q3]`` (``q1 = y1``, the actuator's desired displacement) and the velocities.
 """
@@ -35,10 +35,10 @@ import time
 
 import numpy as np
 
-from ..core import fastpath
-from ..runtime.node import RthsNode, node_main, set_stamp, stamp_ns
+from rths_ros.app import factory
+from rths_ros.runtime.node import RthsNode, node_main, set_stamp, stamp_ns
 
-from ..core.safety import non_finite
+from rths_ros.core.platform.safety import non_finite
 
 from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState, TestEvent  # noqa: E402
 
@@ -48,10 +48,10 @@ class NumericalSubstructureNode(RthsNode):
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
-        self.model = fastpath.build_numerical(scenario)
+        self.model = factory.build_numerical(scenario)
         self.model.reset()
-        self.gait = fastpath.is_gait(scenario)
-        self.building = fastpath.is_building(scenario)
+        self.gait = factory.is_gait(scenario)
+        self.building = factory.is_building(scenario)
         self.f3_last = (0.0, 0.0, 0.0)
         self.pub = self.control_publisher(InterfaceCommand, "/rths/interface_command")
         self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
@@ -62,7 +62,7 @@ class NumericalSubstructureNode(RthsNode):
         if self.npc:
             self.control_subscription(PassivityState, "/rths/passivity", self.on_passivity)
         # seed 004 §4.4: force switch and power-discrepancy trip (needs the achieved interface velocity)
-        self.blend = fastpath.build_force_blend(scenario) if not (self.gait or self.building) else None
+        self.blend = factory.build_force_blend(scenario) if not (self.gait or self.building) else None
         self.v_ach: dict[int, float] = {}
         self.v_ach_latest = 0.0
         self._z_cmd = 0.0        # the command of the current step (z_k, z'_k): the numerical interface state
@@ -102,7 +102,7 @@ class NumericalSubstructureNode(RthsNode):
         self.pub.publish(m)
 
     def on_gait_force(self, msg: InterfaceForce, k: int, t0: int) -> None:
-        from ..core.gait_rths import FALL_EVENT
+        from rths_ros.core.models.gait.rths import FALL_EVENT
         while self.next_k < k:  # realtime gap: hold the last load over the missing steps
             self.model.step(*self.f3_last)
             self.next_k += 1

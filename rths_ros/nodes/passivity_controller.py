@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import time
 
-from ..core import fastpath
-from ..runtime.node import RthsNode, node_main
+from rths_ros.app import factory
+from rths_ros.runtime.node import RthsNode, node_main
 
 from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState  # noqa: E402
 
@@ -24,7 +24,7 @@ class PassivityControllerNode(RthsNode):
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
-        self.ctrl = fastpath.build_passivity(scenario)
+        self.ctrl = factory.build_passivity(scenario)
         self.pub = self.control_publisher(PassivityState, "/rths/passivity")
         self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
         self.control_subscription(InterfaceState, "/rths/interface_state", self.on_state)

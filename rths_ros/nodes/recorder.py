@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import time
 
-from ..bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, string_msg
-from ..core import scenario as scn
-from ..runtime.node import RthsNode, node_main
-from ..runtime.qos import diagnostics_qos, events_qos, record_qos
-from ..runtime.topics import TOPICS
+from rths_ros.bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, string_msg
+from rths_ros.app import scenario as scn
+from rths_ros.runtime.node import RthsNode, node_main
+from rths_ros.runtime.qos import diagnostics_qos, events_qos, record_qos
+from rths_ros.runtime.topics import TOPICS
 
 from rths_ros import msg as rths_msg  # noqa: E402
 from rths_ros.msg import TestEvent  # noqa: E402
@@ -46,8 +46,8 @@ class Recorder(RthsNode):
         # after an abort the plant ramps to its safe pose: record until it reports SAFE
         self._safe_from = {"sim_plant", "hardware_plant"} & set(scenario.run_nodes)
         self._safe_seen = False
-        from ..runner import safe_ramp_bound_s
-        self._safe_timeout_s = safe_ramp_bound_s(scenario) + 3.0
+        from rths_ros.core.platform.safety import safe_ramp_bound_s
+        self._safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0
         running = set(scenario.run_nodes)
         rq = record_qos(scenario.loop.qos)
         for t in TOPICS:

@@ -17,7 +17,7 @@ Process watch: the node processes of the run that no watchdog covers (recorder, 
 checked every 0.1 s; one that ends during the run aborts it, so the platform goes to the safe pose.
 
 Building benchmark (numerical.model = building): the twin is the servo-hydraulic actuator with its specimen,
-sensors and converters (:class:`rths_ros.core.building_rths.ServoActuatorTwin`, ``u = length[0]``).  An actuator
+sensors and converters (:class:`rths_ros.core.models.building.rths.ServoActuatorTwin`, ``u = length[0]``).  An actuator
 force beyond the capacity aborts the run (ABORT with the reason; no safe-pose ramp).
 """
 from __future__ import annotations
@@ -26,14 +26,14 @@ import time
 
 import numpy as np
 
-from ..core import fastpath
+from rths_ros.app import factory
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
-from ..runtime.beat import BeatNode
-from ..runtime.node import node_main, set_stamp, stamp_ns
+from rths_ros.runtime.beat import BeatNode
+from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
 
-from ..core.building import ActuatorCapacityExceeded
-from ..core.safety import SafePoseRamp, safe_pose_lengths
+from rths_ros.core.models.building.structure import ActuatorCapacityExceeded
+from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths
 
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
@@ -61,8 +61,8 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
 
     # lifecycle -------------------------------------------------------------------------------
     def on_configure(self, state) -> TransitionCallbackReturn:
-        self.plant = fastpath.build_plant(self.scenario)
-        self.out = self.plant.reset(fastpath.plant_seed(self.scenario, 0))
+        self.plant = factory.build_plant(self.scenario)
+        self.out = self.plant.reset(factory.plant_seed(self.scenario, 0))
         self.hold_length = np.array(self.plant.start_lengths, dtype=float)   # home, or the gait's start pose
         self.hold_ff = np.zeros(6)
         kin = self.plant.kinematics
@@ -100,7 +100,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         super().on_input(inp)
 
     def reset_trial(self, trial: int) -> None:
-        self.out = self.plant.reset(fastpath.plant_seed(self.scenario, trial))
+        self.out = self.plant.reset(factory.plant_seed(self.scenario, trial))
         self.hold_length[:] = self.plant.start_lengths
         self.hold_ff[:] = 0.0
 

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from ..runtime.beat import BeatNode
-from ..runtime.node import node_main, set_stamp, stamp_ns
+from rths_ros.runtime.beat import BeatNode
+from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
 
 from rths_ros.msg import InterfaceCommand, InterfaceForce  # noqa: E402
 

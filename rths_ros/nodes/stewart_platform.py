@@ -8,12 +8,12 @@ A command that would leave the stroke, exceed the leg speed or the joint angle a
 (ABORT event with the limit in the reason) and nothing more is commanded.
 
 Gait test (numerical.model = vpp): the 3-DoF plate-frame command ``[x_IFP - x_ref, y_IFP, alpha_R]`` goes through
-:class:`rths_ros.core.gait_rths.GaitPlatform` (inverse kinematics with the 7 deg toe-out, velocity feedforward, the
+:class:`rths_ros.core.models.gait.rths.GaitPlatform` (inverse kinematics with the 7 deg toe-out, velocity feedforward, the
 leg-speed policy of platform.gait; stroke and joint-angle limits abort), and the achieved interface state is the
 plate-frame pose of the measured legs.  The 1-D ``safety.interface_limit_m`` check does not apply there.
 
 Building benchmark (numerical.model = building): the node runs the tracking controller
-(:class:`rths_ros.core.building_rths.BuildingPlatform`, ``tracking_controller``): with the desired ``y1_k``
+(:class:`rths_ros.core.models.building.rths.BuildingPlatform`, ``tracking_controller``): with the desired ``y1_k``
 (InterfaceCommand step k, ``position[0]``) and the measured ``x_m,k`` (LegState step k, ``length[0]``) it publishes
 ``u_k = C(y1_k, x_m,k)`` as LegCommand step k+1 (``length[0]``).  Lockstep: waits for both samples of step k;
 realtime: on the leg state, with the newest command.  An exception of the controller aborts the run.
@@ -24,12 +24,12 @@ import time
 
 import numpy as np
 
-from ..core import fastpath
-from ..core.platform import LimitViolation
-from ..runtime.node import RthsNode, node_main, stamp_ns
+from rths_ros.app import factory
+from rths_ros.core.platform.commander import LimitViolation
+from rths_ros.runtime.node import RthsNode, node_main, stamp_ns
 
-from ..core.ilc_series import IlcSeries
-from ..runtime.qos import events_qos
+from rths_ros.app.ilc_series import IlcSeries
+from rths_ros.runtime.qos import events_qos
 
 from rths_ros.msg import (AdaptiveFilter, IlcFeedforward, InterfaceCommand, InterfaceState, LegCommand,  # noqa
                           LegState, TestEvent)
@@ -40,10 +40,10 @@ class StewartPlatformNode(RthsNode):
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
-        self.map, self.commander = fastpath.build_platform(scenario)
+        self.map, self.commander = factory.build_platform(scenario)
         self.commander.reset()
-        self.gait = fastpath.build_gait_platform(scenario) if fastpath.is_gait(scenario) else None
-        self.building = fastpath.build_building_platform(scenario) if fastpath.is_building(scenario) else None
+        self.gait = factory.build_gait_platform(scenario) if factory.is_gait(scenario) else None
+        self.building = factory.build_building_platform(scenario) if factory.is_building(scenario) else None
         self.y1_by_step: dict[int, float] = {}
         self.xm_by_step: dict[int, tuple] = {}
         self.y1_latest = 0.0
@@ -66,7 +66,7 @@ class StewartPlatformNode(RthsNode):
         if self.ilc is not None:
             self.create_subscription(IlcFeedforward, "/rths/ilc_feedforward", self.on_ilc, events_qos())
         # AFF: the coefficients adapted after measurement k are applied to the command of step k+1
-        self.aff = fastpath.build_aff(scenario) if "aff_learner" in scenario.run_nodes else None
+        self.aff = factory.build_aff(scenario) if "aff_learner" in scenario.run_nodes else None
         self.theta: dict[int, np.ndarray] = {}
         self.theta_latest = None
         if self.aff is not None:
@@ -147,7 +147,7 @@ class StewartPlatformNode(RthsNode):
                 th = self._theta_for(msg.step)
                 if th is not None:
                     u = self.aff.feedforward(cmd.length, th, step=local)
-                    fastpath.apply_position_feedforward(self.commander, cmd, u)
+                    factory.apply_position_feedforward(self.commander, cmd, u)
             if self.ilc is not None:
                 self.ilc.apply(local, self.ilc_ff[trial], cmd.length, cmd.feedforward_velocity,
                                cmd.feedforward_position)

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import time
 
-from ..runtime.node import EVENT_NAMES, RthsNode, node_main
+from rths_ros.runtime.node import EVENT_NAMES, RthsNode, node_main
 
 from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from ..runtime.qos import diagnostics_qos, events_qos
+from rths_ros.runtime.qos import diagnostics_qos, events_qos
 
 
 class Supervisor(RthsNode):
@@ -46,8 +46,8 @@ class Supervisor(RthsNode):
         #: after an abort, wait for SAFE from the node that drives the platform (if it runs)
         self.safe_from = {n for n in scenario.run_nodes if n in ("sim_plant", "hardware_plant")}
         self.safe_received = False
-        from ..runner import safe_ramp_bound_s
-        self.safe_timeout_s = safe_ramp_bound_s(scenario) + 3.0
+        from rths_ros.core.platform.safety import safe_ramp_bound_s
+        self.safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0
         self.create_timer(0.1, self._tick)
         self.create_timer(0.5, self._write_progress)
 

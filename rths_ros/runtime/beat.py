@@ -13,7 +13,7 @@ node reports DONE (step, trial) and waits; the supervisor answers TRIAL_BEGIN fo
 (once the learners are ready) or STOP.
 
 Abort: a beat node that drives hardware (the plant) stops following the loop and ramps to its safe
-pose (:meth:`make_safe_ramp`, :class:`rths_ros.core.safety.SafePoseRamp`), publishing its output every
+pose (:meth:`make_safe_ramp`, :class:`rths_ros.core.platform.safety.SafePoseRamp`), publishing its output every
 step as before (the step index keeps counting), then reports SAFE and ends.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from __future__ import annotations
 import threading
 import time
 
-from ..core.safety import leg_command_out_of_range, non_finite
-from .clock import make_clock
-from .node import RthsNode
-from .processes import ProcessWatch
-from .topics import TOPICS
+from rths_ros.core.platform.safety import leg_command_out_of_range, non_finite
+from rths_ros.runtime.clock import make_clock
+from rths_ros.runtime.node import RthsNode
+from rths_ros.runtime.processes import ProcessWatch
+from rths_ros.runtime.topics import TOPICS
 
 from rths_ros.msg import TestEvent  # noqa: E402
 
@@ -137,7 +137,7 @@ class BeatNode(RthsNode):
         self.emit(TestEvent.ABORT, k, self.abort_reason)
 
     def make_safe_ramp(self):
-        """Hook: a :class:`~rths_ros.core.safety.SafePoseRamp` from the present state, or None (no safe
+        """Hook: a :class:`~rths_ros.core.platform.safety.SafePoseRamp` from the present state, or None (no safe
         pose: the node just ends on ABORT)."""
         return None
 

@@ -2,7 +2,7 @@
 
 What every node gets from :class:`RthsNode`:
 
-* the validated scenario (one YAML, see :mod:`rths_ros.core.scenario`) and its parameters declared as
+* the validated scenario (one YAML, see :mod:`rths_ros.app.scenario`) and its parameters declared as
   read-only ROS parameters with description, unit and range (``ros2 param describe`` shows them);
 * control publishers/subscriptions with the scenario's QoS profile (config/qos.yaml), deadline and
   message-lost events counted into the node's :class:`~rths_ros.runtime.timing.TimingStats`;
@@ -33,12 +33,12 @@ from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
-from ..core import scenario as scn
-from ..core.params import ParameterError, describe
-from .qos import control_qos, diagnostics_qos, events_qos
-from .rt import apply_realtime
-from .timing import TimingStats
-from .topics import BY_NAME, expected_consumers
+from rths_ros.app import scenario as scn
+from rths_ros.params import ParameterError, describe
+from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
+from rths_ros.runtime.rt import apply_realtime
+from rths_ros.runtime.timing import TimingStats
+from rths_ros.runtime.topics import BY_NAME, expected_consumers
 
 from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402  (generated messages)
 
@@ -145,7 +145,7 @@ class RthsNode(Node):
             # only the recorder still reads over DDS; every other consumer is on the local bus
             n = 1 if "recorder" in self.scenario.run_nodes and topic in BY_NAME else 0
             self._expect_pub.append((pub, topic, n))
-            from .local_bus import LocalPublisher
+            from rths_ros.runtime.local_bus import LocalPublisher
             return LocalPublisher(pub, self.local_bus, topic)
         n = expected_consumers(topic, self.scenario.run_nodes) if topic in BY_NAME else 0
         self._expect_pub.append((pub, topic, n))
@@ -540,7 +540,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     signal.signal(signal.SIGTERM, _on_signal)
     executor = make_executor(scenario.realtime.executor)
     if len(node_classes) > 1 and scenario.realtime.local_bus:
-        from .local_bus import LocalBus
+        from rths_ros.runtime.local_bus import LocalBus
         RthsNode.local_bus = LocalBus(scenario.loop.mode == "lockstep")
     code = 0
     try:

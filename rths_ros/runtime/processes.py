@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from ..core.scenario import KNOWN_NODES
+from rths_ros.app.scenario import KNOWN_NODES
 
 __all__ = ["node_processes", "node_pids", "process_ended", "ProcessWatch"]
 

@@ -9,8 +9,8 @@ import yaml
 from rclpy.duration import Duration
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from ..core.params import ParameterError
-from ..core.scenario import config_dir
+from rths_ros.params import ParameterError
+from rths_ros.resources import config_dir
 
 _REL = {"reliable": ReliabilityPolicy.RELIABLE, "best_effort": ReliabilityPolicy.BEST_EFFORT}
 _DUR = {"volatile": DurabilityPolicy.VOLATILE, "transient_local": DurabilityPolicy.TRANSIENT_LOCAL}

@@ -49,7 +49,7 @@ class LaunchedRun:
     timeout_s: float = 120.0                      # how long the run may take (wall clock) before a test fails
 
     def resolved(self):
-        from rths_ros.core import scenario as scn
+        from rths_ros.app import scenario as scn
         return scn.load(str(self.out / "scenario.yaml"))
 
     def close(self, remove: bool) -> None:

@@ -330,7 +330,7 @@ def test_topic_list_shows_loop_topics(live_run):
 
 def test_param_get_returns_scenario_values(live_run):
     import yaml
-    from rths_ros.core import scenario as scn
+    from rths_ros.app import scenario as scn
 
     scenario = scn.load(SCENARIO, list(OVERRIDES))
     raw = yaml.safe_load((ROOT / "config" / "scenarios" / f"{SCENARIO}.yaml").read_text())

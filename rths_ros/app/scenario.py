@@ -1,0 +1,362 @@
+"""Scenarios: one YAML under config/scenarios/ describes one test.
+
+A scenario names the nodes to run, the clock mode, the numerical model, the platform, the plant,
+the sensor processing, the controllers, the QoS profile and the recording.  Every leaf value is a
+declared parameter (type, unit, range; see :mod:`rths_ros.params`), so a wrong type, an
+out-of-range value, a missing required value or an unknown key is refused at load time with a
+message naming the key, the value and what is allowed.
+
+``rths params`` prints the full table; docs/scenarios.md documents it.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from rths_ros.core.learning.aff.params import AffParams
+from rths_ros.core.models.building.rths import BuildingScenarioParams, TrackingControllerParams
+from rths_ros.core.models.contact1d.model import Contact1DParams
+from rths_ros.core.learning.ilc.learner import IlcParams
+from rths_ros.core.methods.passivity import PassivityParams
+from rths_ros.core.platform.force_processing import ForceProcessorParams
+from rths_ros.core.models.gait.rths import GaitCommandParams, GaitPlatformParams
+from rths_ros.core.models.contact1d.independent import IndependentContact1DParams
+from rths_ros.core.platform.interface import InterfaceMapParams
+from rths_ros.core.numerics.newmark import NewmarkParams
+from rths_ros.params import ParameterError, build, describe, param, to_dict
+from rths_ros.core.platform.commander import PlatformCommanderParams
+from rths_ros.core.platform.safety import FaultParams, SafetyParams
+from rths_ros.core.plant.sim_plant import SimPlantParams
+from rths_ros.core.platform.stewart import StewartGeometryParams
+from rths_ros.core.methods.tdc import ForceBlendParams
+from rths_ros.core.models.gait.vpp import VppParams
+from rths_ros.drivers.hardware import HardwareParams
+from rths_ros.resources import config_dir
+
+#: Every node the runner knows, in start order (beat-setting plant last, so all consumers exist).
+KNOWN_NODES = ("recorder", "supervisor", "numerical_substructure", "stewart_platform", "ft_sensor",
+               "passivity_controller", "ilc_learner", "aff_learner", "sim_plant", "hardware_plant",
+               "smoke_listener", "smoke_talker")
+#: Nodes replaced by their hardware drivers when plant = hardware.
+PLANT_NODES = ("sim_plant",)
+QOS_PROFILES = ("lockstep", "realtime", "realtime_reliable")
+
+
+@dataclass(frozen=True)
+class LoopParams:
+    mode: str = param("lockstep", "", doc="clock mode: simulated time (deterministic) or wall clock",
+                      choices=("lockstep", "realtime"))
+    dt_s: float = param(0.001, "s", 1e-4, 0.01, "synchronisation step ΔT")
+    duration_s: float = param(4.0, "s", 0.001, 3600.0, "length of one trial (t_end = 1/f_d for the contact test)")
+    trials: int = param(1, "", 1, 1000, "number of trials (ILC iterations) in the run")
+    pause_s: float = param(1.0, "s", 0.0, 60.0, "pause between trials (t_pause)")
+    seed: int = param(1, "", 0, 2**31 - 1, "seed of every random source (sensor noise, ...)")
+    qos_profile: str = param("", "", doc="QoS profile of config/qos.yaml; empty = the mode's own",
+                             choices=("",) + QOS_PROFILES)
+    timeout_s: float = param(600.0, "s", 1.0, 86400.0, "abort the run if it has not ended after this wall time")
+    start_timeout_s: float = param(60.0, "s", 1.0, 600.0, "give up if the nodes have not all connected by then")
+
+    @property
+    def steps(self) -> int:
+        return int(round(self.duration_s / self.dt_s))
+
+    @property
+    def qos(self) -> str:
+        return self.qos_profile or self.mode
+
+
+@dataclass(frozen=True)
+class RealtimeParams:
+    priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of every node process (0 = normal scheduling)")
+    cpu_affinity: tuple[int, ...] = param([], "", 0, 1023, "CPUs the node processes may run on (empty = all)")
+    mlockall: bool = param(False, "", doc="lock all pages in memory (no page faults on the fast path)")
+    gc_freeze: bool = param(True, "", doc="freeze the objects created during start-up out of the garbage collector")
+    busy_wait_s: float = param(2e-4, "s", 0.0, 1e-3, "busy-wait tail before each realtime deadline")
+    executor: str = param("events", "", doc="rclpy executor of every node process",
+                          choices=("events", "single_threaded"))
+    local_bus: bool = param(True, "", doc="composed runs: hand the loop messages between the nodes in the "
+                            "process directly (DDS only for the recorder); false: every hop over DDS")
+    lifecycle_autostart: bool = param(True, "", doc="managed nodes (the plant, drivers) configure and activate "
+                                      "themselves; false: wait for a lifecycle manager")
+
+
+@dataclass(frozen=True)
+class RecordingParams:
+    enabled: bool = param(True, "", doc="record the run as a rosbag2 (false: the recorder node is not started)")
+    storage: str = param("mcap", "", doc="rosbag2 storage plugin", choices=("mcap", "sqlite3"))
+
+
+@dataclass(frozen=True)
+class SmokeParams:
+    amplitude_m: float = param(0.01, "m", 0.0, 1.0, "amplitude of the talker's sine command")
+    frequency_hz: float = param(1.0, "Hz", 0.0, 100.0, "frequency of the talker's sine command")
+    stiffness_n_per_m: float = param(1000.0, "N/m", 0.0, 1e9, "listener's spring: force = -k * position")
+    feedback_gain: float = param(1e-6, "m/N", 0.0, 1.0, "talker adds gain * last force to its command")
+
+
+@dataclass(frozen=True)
+class NumericalParams:
+    model: str = param("contact_1d", "", doc="numerical substructure model: the 1-D contact test or the VPP "
+                       "amputee walker (prosthetic-foot gait test); contact_1d_newmark = the contact test's numerical "
+                       "part integrated by Newmark (numerical.newmark); building = the servo-hydraulic vRTHS "
+                       "benchmark (numerical.building, tracking_controller)",
+                       choices=("contact_1d", "vpp", "contact_1d_newmark", "building", "contact_1d_independent"))
+    contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (seed 000 ch. 4)")
+    newmark: NewmarkParams = param(NewmarkParams(), doc="Newmark scheme of numerical.model = contact_1d_newmark "
+                                   "(seed 001 §2.3)")
+    independent: IndependentContact1DParams = param(IndependentContact1DParams(), doc="multi-rate integration of "
+                                                    "numerical.model = contact_1d_independent: slow explicit-Euler "
+                                                    "model, fast interface loop (seed 003)")
+    vpp: VppParams = param(VppParams(), doc="VPP gait model, amputee right leg (seed 000 ch. 15-16, Table A.7)")
+    gait: GaitCommandParams = param(GaitCommandParams(), doc="initial conditions and swing policy of the gait "
+                                    "interface command")
+    building: BuildingScenarioParams = param(BuildingScenarioParams(), doc="servo-hydraulic building benchmark "
+                                             "(Silva et al. 2020): structure, ground motion, transfer system, "
+                                             "sensors, limits, plant draw (docs/benchmark_building.md)")
+    force_blend: ForceBlendParams = param(ForceBlendParams(), doc="force switch f = gamma f_p + (1 - gamma) f_n "
+                                          "with a specimen model and the power-discrepancy trip (seed 004 §4.4), "
+                                          "contact-test models")
+
+    def validate(self) -> None:
+        if self.force_blend.enabled and self.model not in CONTACT_TEST_MODELS:
+            raise ParameterError(f"force_blend.enabled: true is not allowed with model = {self.model!r}; expected "
+                                 f"one of {', '.join(CONTACT_TEST_MODELS)} (the specimen model is the contact "
+                                 "test's)")
+
+
+#: numerical models of the 1-D contact test (one interface DoF z, specimen of numerical.contact_1d)
+CONTACT_TEST_MODELS = ("contact_1d", "contact_1d_newmark", "contact_1d_independent")
+
+
+@dataclass(frozen=True)
+class PlatformParams:
+    geometry: StewartGeometryParams = param(StewartGeometryParams(), doc="hexapod geometry and limits")
+    interface: InterfaceMapParams = param(InterfaceMapParams(), doc="interface DoFs and specimen mounting")
+    commander: PlatformCommanderParams = param(PlatformCommanderParams(), doc="feedforward and limit switches")
+    gait: GaitPlatformParams = param(GaitPlatformParams(), doc="prosthetic foot mounting and leg-speed policy "
+                                     "(numerical.model = vpp)")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str = param("unnamed", "", doc="scenario name")
+    description: str = param("", "", doc="one-line description")
+    nodes: tuple[str, ...] = param(list(KNOWN_NODES[:5]) + ["sim_plant"], "", doc="nodes to start",
+                                   choices=KNOWN_NODES)
+    plant: str = param("sim", "", doc="simulated plant or hardware drivers", choices=("sim", "hardware"))
+    loop: LoopParams = param(LoopParams(), doc="clock mode, step, duration, trials")
+    realtime: RealtimeParams = param(RealtimeParams(), doc="process real-time settings")
+    recording: RecordingParams = param(RecordingParams(), doc="rosbag2 recording")
+    numerical: NumericalParams = param(NumericalParams(), doc="numerical substructure")
+    platform: PlatformParams = param(PlatformParams(), doc="Stewart platform")
+    sim_plant: SimPlantParams = param(SimPlantParams(), doc="digital twin of platform and specimen")
+    ft_sensor: ForceProcessorParams = param(ForceProcessorParams(), doc="force/torque sensor processing")
+    passivity: PassivityParams = param(PassivityParams(), doc="Normalized Passivity Control (passivity_controller)")
+    ilc: IlcParams = param(IlcParams(), doc="iterative learning control between trials (ilc_learner)")
+    aff: AffParams = param(AffParams(), doc="adaptive feedforward FIR filters (aff_learner)")
+    safety: SafetyParams = param(SafetyParams(), doc="limits, watchdogs and the safe pose after an abort")
+    faults: FaultParams = param(FaultParams(), doc="fault injection (tests and drills)")
+    smoke: SmokeParams = param(SmokeParams(), doc="the smoke test's two nodes")
+    hardware: HardwareParams = param(HardwareParams(), doc="plant = hardware: platform link, Net F/T, emulation")
+    tracking_controller: TrackingControllerParams = param(TrackingControllerParams(), doc="tracking controller of "
+                                                          "the building benchmark (numerical.model = building)")
+
+    def validate(self) -> None:
+        if len(set(self.nodes)) != len(self.nodes):
+            raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
+        if not self.nodes:
+            raise ParameterError("nodes: [] is not allowed; expected at least one node")
+        if self.numerical.model == "vpp":
+            if self.plant == "sim" and self.sim_plant.specimen_kind != "prosthetic_foot":
+                raise ParameterError("sim_plant.specimen_kind: 'contact_1d' is not allowed with numerical.model = "
+                                     "'vpp'; expected 'prosthetic_foot'")
+            for sec in ("passivity", "ilc", "aff"):
+                if getattr(self, sec).enabled:
+                    raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'vpp' (the "
+                                         "controllers act on the 1-D contact interface only)")
+        if self.numerical.model == "building":
+            self._validate_building()
+            return
+        for key, value in (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
+                           ("passivity.dt_s", self.passivity.dt_s),
+                           ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s)):
+            if abs(value - self.loop.dt_s) > 1e-15:
+                raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
+                                     "equal (one update per synchronisation step)")
+
+    def _validate_building(self) -> None:
+        """The servo-hydraulic benchmark: simulated plant, no contact-test controllers, one sample time."""
+        if self.plant != "sim":
+            raise ParameterError("plant: 'hardware' is not allowed with numerical.model = 'building' (the "
+                                 "benchmark's transfer system is virtual)")
+        for sec in ("passivity", "ilc", "aff"):
+            if getattr(self, sec).enabled:
+                raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'building' (the "
+                                     "benchmark's tracking controller is tracking_controller)")
+        for key, value in (("numerical.building.dt_s", self.numerical.building.dt_s),
+                           ("tracking_controller.reference.dt_s", self.tracking_controller.reference.dt_s)):
+            if abs(value - self.loop.dt_s) > 1e-15:
+                raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
+                                     "equal (one update per synchronisation step)")
+        if self.tracking_controller.kind == "python" and not self.tracking_controller.class_path:
+            raise ParameterError("tracking_controller.class_path: missing; kind = 'python' needs 'module:Class'")
+
+    @property
+    def steps(self) -> int:
+        """Steps per trial."""
+        return self.loop.steps
+
+    @property
+    def run_nodes(self) -> tuple[str, ...]:
+        """The nodes to start: ``nodes`` plus the controllers the scenario enables, in start order."""
+        wanted = set(self.nodes)
+        if not self.recording.enabled:
+            wanted.discard("recorder")
+        for section, node in CONTROLLER_NODES.items():
+            sec = getattr(self, section, None)
+            if sec is not None and getattr(sec, "enabled", False):
+                wanted.add(node)
+        if self.plant == "hardware" and "sim_plant" in wanted:   # the rig replaces the digital twin
+            wanted.discard("sim_plant")
+            wanted.add("hardware_plant")
+        return tuple(n for n in KNOWN_NODES if n in wanted)
+
+
+#: scenario section -> the node that runs it when the section is enabled
+CONTROLLER_NODES = {"passivity": "passivity_controller", "ilc": "ilc_learner", "aff": "aff_learner"}
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_names() -> list[str]:
+    return sorted(p.stem for p in (config_dir() / "scenarios").glob("*.yaml"))
+
+
+def resolve_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.exists():
+            raise ParameterError(f"scenario: file {name_or_path!r} does not exist")
+        return p
+    cand = config_dir() / "scenarios" / f"{name_or_path}.yaml"
+    if not cand.exists():
+        raise ParameterError(f"scenario: {name_or_path!r} is neither a file nor one of the scenarios "
+                             + ", ".join(scenario_names()))
+    return cand
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``a.b.c=value`` -> (["a","b","c"], YAML-parsed value)."""
+    if "=" not in text:
+        raise ParameterError(f"--set {text!r}: expected KEY=VALUE, e.g. numerical.contact_1d.d_num_kg_per_s=50")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key:
+        raise ParameterError(f"--set {text!r}: empty key")
+    value = safe_yaml(raw, f"--set {key}: value {raw!r}")
+    return key.split("."), value
+
+
+def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...]) -> dict:
+    data = copy.deepcopy(data)
+    for text in overrides or ():
+        path, value = parse_override(text)
+        node = data
+        for i, part in enumerate(path[:-1]):
+            nxt = node.get(part)
+            if nxt is None:
+                nxt = node[part] = {}
+            if not isinstance(nxt, dict):
+                raise ParameterError(f"--set {'.'.join(path)}: {'.'.join(path[:i + 1])} is not a section")
+            node = nxt
+        node[path[-1]] = value
+    return data
+
+
+class _ScenarioLoader(yaml.SafeLoader):
+    """SafeLoader that also reads exponent floats without a dot (``1e-7``, YAML 1.2) as numbers;
+    YAML 1.1 would make them strings."""
+
+
+_ScenarioLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
+MAX_SCENARIO_BYTES = 1_000_000
+MAX_YAML_ALIASES = 100
+MAX_YAML_DEPTH = 20
+
+
+def safe_yaml(text: str, where: str):
+    """YAML -> data, refusing what no scenario needs and a hostile file could use: more than
+    MAX_SCENARIO_BYTES, more than MAX_YAML_ALIASES aliases (the exponential 'billion laughs'
+    expansion), nesting deeper than MAX_YAML_DEPTH."""
+    if len(text) > MAX_SCENARIO_BYTES:
+        raise ParameterError(f"{where}: {len(text)} bytes is too large; a scenario has at most "
+                             f"{MAX_SCENARIO_BYTES} bytes")
+    try:
+        aliases = depth = 0
+        for ev in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(ev, yaml.AliasEvent):
+                aliases += 1
+                if aliases > MAX_YAML_ALIASES:
+                    raise ParameterError(f"{where}: more than {MAX_YAML_ALIASES} YAML aliases; not allowed")
+            elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise ParameterError(f"{where}: nested deeper than {MAX_YAML_DEPTH} levels; not allowed")
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+        return yaml.load(text, Loader=_ScenarioLoader)
+    except yaml.YAMLError as exc:
+        raise ParameterError(f"{where}: not valid YAML ({exc})") from None
+
+
+def load_data(name_or_path: str) -> dict:
+    path = resolve_path(name_or_path)
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ParameterError(f"scenario {path}: not UTF-8 text") from None
+    data = safe_yaml(text, f"scenario {path}")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ParameterError(f"scenario {path}: top level must be a mapping of sections, got {type(data).__name__}")
+    data.setdefault("name", path.stem)
+    return data
+
+
+def from_data(data: Mapping[str, Any], overrides: list[str] | tuple[str, ...] = (),
+              mode: str | None = None) -> Scenario:
+    data = apply_overrides(dict(data), list(overrides))
+    if mode is not None:
+        data = apply_overrides(data, [f"loop.mode={mode}"])
+    return build(Scenario, data)
+
+
+def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = (), mode: str | None = None,
+         plant: str | None = None) -> Scenario:
+    """Load, override and validate a scenario (name under config/scenarios/ or a path); ``mode`` and
+    ``plant`` override loop.mode and plant."""
+    overrides = list(overrides) + ([f"plant={plant}"] if plant else [])
+    return from_data(load_data(name_or_path), overrides, mode)
+
+
+def dump(scenario: Scenario) -> str:
+    """The fully resolved scenario (every default filled in) as YAML."""
+    return yaml.safe_dump(to_dict(scenario), sort_keys=False)
+
+
+def replace(scenario: Scenario, **changes) -> Scenario:
+    return dataclasses.replace(scenario, **changes)
+
+
+def parameter_table() -> list[dict]:
+    return describe(Scenario)

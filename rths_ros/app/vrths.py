@@ -1,0 +1,332 @@
+"""In-process virtual RTHS (vRTHS): the whole fast path in one Python loop, no ROS.
+
+It calls the same core objects, built by :mod:`rths_ros.app.factory`, in the same order as the
+node graph does in lockstep mode (docs/architecture.md, "one step"), so the ROS graph must
+reproduce its result to floating-point accuracy.  Used for fast studies and as the equivalence
+reference of the graph.  Trials use the graph's global step numbering (trial j occupies the
+steps j*(N+1) ... j*(N+1)+N).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rths_ros.app import factory
+from rths_ros.core.platform.commander import LimitViolation
+from rths_ros.core.platform.safety import non_finite
+from rths_ros.app.scenario import Scenario
+
+RECORD_KEYS = ("k", "t", "z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas", "contact", "f_d")
+
+
+def empty_record(n: int) -> dict:
+    rec = {key: np.zeros(n) for key in RECORD_KEYS}
+    rec["k"] = np.arange(n)
+    rec["contact"] = np.zeros(n, dtype=bool)
+    for key in ("b_cmd", "b_meas", "bdot_meas", "current", "ff_velocity"):
+        rec[key] = np.zeros((n, 6))
+    rec["wrench"] = np.zeros((n, 6))
+    return rec
+
+
+GAIT_KEYS3 = ("q_cmd", "qd_cmd", "q_ach", "qd_ach", "force", "measured")
+
+
+def empty_gait_record(n: int) -> dict:
+    """Record of the gait test: 3-DoF interface command / achieved state / load per step (plate frame, see
+    :mod:`rths_ros.core.models.gait.rths`), contact and CoP, and the leg and wrench channels."""
+    rec = {"k": np.arange(n), "t": np.zeros(n), "contact": np.zeros(n, dtype=bool), "cop_x": np.full(n, np.nan)}
+    for key in GAIT_KEYS3:
+        rec[key] = np.zeros((n, 3))
+    for key in ("b_cmd", "b_meas", "bdot_meas", "current", "ff_velocity", "wrench"):
+        rec[key] = np.zeros((n, 6))
+    return rec
+
+
+def hold_last_index(mask: np.ndarray) -> np.ndarray:
+    """Indices that replace every missing sample (mask False) by the last present one before it (the
+    first present one at the start), as a receiving node holds its last input."""
+    idx = np.where(mask, np.arange(mask.size), 0)
+    np.maximum.accumulate(idx, out=idx)
+    idx[: int(np.argmax(mask))] = int(np.argmax(mask))
+    return idx
+
+
+def trial_slice(rec: dict, trial: int, trial_len: int) -> dict:
+    """The rows of one trial, with local step k and time t from 0."""
+    lo, hi = trial * trial_len, (trial + 1) * trial_len
+    out = {key: (v[lo:hi] if hasattr(v, "shape") and v.shape[:1] == rec["k"].shape else v) for key, v in rec.items()}
+    n = out["k"].size
+    out["k"] = np.arange(n)
+    out["t"] = out["t"] - out["t"][0] if n else out["t"]
+    return out
+
+
+class VirtualRun:
+    """The fast-path objects of one scenario and the step loop that drives them."""
+
+    def __init__(self, s: Scenario):
+        self.s = s
+        self.gait = factory.is_gait(s)
+        self.building = factory.is_building(s)
+        if self.building:  # the servo-hydraulic benchmark (see rths_ros.core.models.building.rths)
+            self.numerical = factory.build_numerical(s)
+            self.platform = factory.build_building_platform(s)
+            self.plant = factory.build_plant(s)
+            self.force = factory.build_force_processor(s)
+            self.n_steps = s.steps
+            self.trial_len = s.steps + 1
+            self.npc = self.aff = self.ilc = None
+            return
+        if self.gait:      # the prosthetic-foot test: its own objects (see rths_ros.core.models.gait.rths)
+            self.numerical = factory.build_numerical(s)
+            self.platform = factory.build_gait_platform(s)
+            self.plant = factory.build_plant(s)
+            self.gforce = factory.build_gait_force_processor(s)
+            self.n_steps = s.steps
+            self.trial_len = s.steps + 1
+            self.npc = self.aff = self.ilc = None
+            return
+        self.numerical = factory.build_numerical(s)
+        self.imap, self.commander = factory.build_platform(s)
+        self.plant = factory.build_plant(s)
+        self.force = factory.build_force_processor(s)
+        self.n_steps = s.steps
+        self.trial_len = s.steps + 1
+        self.npc = factory.build_passivity(s) if s.passivity.enabled else None
+        self.aff = factory.build_aff(s) if s.aff.enabled else None
+        self.blend = factory.build_force_blend(s)
+        self.ilc = None
+        if s.ilc.enabled:
+            from rths_ros.app.ilc_series import IlcSeries
+            self.ilc = IlcSeries(s)
+
+    def run(self, progress=None) -> dict:
+        s = self.s
+        trials = s.loop.trials
+        if self.building:
+            from rths_ros.core.models.building.rths import empty_building_record
+            rec = empty_building_record(trials * self.trial_len)
+        else:
+            rec = (empty_gait_record if self.gait else empty_record)(trials * self.trial_len)
+        rec["trial"] = rec["k"] // self.trial_len
+        rec["t"] = (rec["k"] % self.trial_len) * s.loop.dt_s
+        rec["aborted"] = False
+        rec["abort_reason"] = ""
+        for j in range(trials):
+            ok = (self._trial_building(j, rec) if self.building else
+                  self._trial_gait(j, rec) if self.gait else self._trial(j, rec))
+            if progress is not None:
+                progress(j + 1, trials)
+            if ok and self.ilc is not None:
+                _, stop, _ = self.ilc.end_trial()
+                if stop and j + 1 < trials:  # the learner stops a diverging series after this trial
+                    rec["aborted"] = True
+                    rec["abort_reason"] = self.ilc.stop_reason
+                    rec["_abort_row"] = self.n_steps
+                    ok = False
+            if not ok:
+                n = (j * self.trial_len) + int(rec.pop("_abort_row")) + 1
+                return {key: (v[:n] if hasattr(v, "shape") and v.shape[:1] == rec["k"].shape else v)
+                        for key, v in rec.items()}
+        return rec
+
+    def _trial(self, j: int, rec: dict) -> bool:
+        s = self.s
+        base = j * self.trial_len
+        out = self.plant.reset(factory.plant_seed(s, j))
+        self.numerical.reset()
+        self.commander.reset()
+        self.force.reset()
+        npc, ilc, aff = self.npc, self.ilc, self.aff
+        aff_sup = aff is not None and getattr(aff, "supervised", False)
+        blend = self.blend
+        if blend is not None:
+            blend.reset()
+        if npc is not None:
+            npc.reset()
+        if aff is not None:
+            aff.reset()
+        f_ilc = ilc.feedforward() if ilc is not None else None
+        f_prev = zd_prev = zda_prev = f_d = 0.0
+        z, zd = 0.0, 0.0
+        b_cmd = np.array(self.imap.kinematics.home_lengths, dtype=float)
+        ff = np.zeros(6)
+        ff_pos = np.zeros(6)
+        q = np.zeros(1)
+        qd = np.zeros(1)
+        nan_at = s.faults.nan_wrench_at_step
+        for k in range(self.n_steps + 1):
+            row = base + k
+            wrench = out.wrench if row != nan_at else np.full(6, np.nan)
+            bad = non_finite("wrench", wrench, row)
+            if bad:     # the ft_sensor node aborts the run here; so does the virtual run
+                rec["aborted"] = True
+                rec["abort_reason"] = f"ft_sensor: {bad}"
+                rec["_abort_row"] = k - 1
+                return False
+            f_gated, f_meas, contact = self.force.process(wrench)
+            q_ach, qd_ach = self.imap.achieved(out.lengths, out.velocities)
+            if npc is not None and k > 0:   # F_d(t_k) from step k-1 and zdot(t_k) (passivity_controller)
+                f_d = npc.update(f_prev, zd_prev, zda_prev, f_prev + f_d, zd)
+            f_int = f_gated + f_d
+            f_prev, zd_prev, zda_prev = f_gated, zd, qd_ach[0]
+            if aff is not None:          # the aff_learner's half: adapt with the gap of measurement k
+                if aff_sup:              # harmonic AFF with the power-flow supervisor: P_in at the interface
+                    aff.adapt(b_cmd - ff_pos, out.lengths, step=k, lam_vir=-f_gated, gap_interface=q_ach[0] - z)
+                else:
+                    aff.adapt(b_cmd - ff_pos, out.lengths, step=k)
+            if ilc is not None:
+                ilc.record_interface(k, z, q_ach[0])
+                if k > 0:
+                    ilc.record_legs(k, b_cmd - ff_pos, out.lengths)
+            rec["z_cmd"][row] = z
+            rec["zdot_cmd"][row] = zd
+            rec["z_ach"][row] = q_ach[0]
+            rec["zdot_ach"][row] = qd_ach[0]
+            rec["f_int"][row] = f_int
+            rec["f_meas"][row] = f_meas
+            rec["f_d"][row] = f_d
+            rec["contact"][row] = contact
+            rec["b_cmd"][row] = b_cmd
+            rec["ff_velocity"][row] = ff
+            rec["b_meas"][row] = out.lengths
+            rec["bdot_meas"][row] = out.velocities
+            rec["current"][row] = out.currents
+            rec["wrench"][row] = out.wrench
+            if k == self.n_steps:
+                break
+            if blend is not None:        # seed 004 §4.4: f = gamma f_p + (1 - gamma) f_n, power-discrepancy trip
+                z, zd = self.numerical.step(blend.force(f_gated, z, zd, qd_ach[0]) + f_d)
+            else:
+                z, zd = self.numerical.step(f_int)
+            q[0], qd[0] = z, zd
+            try:
+                cmd = self.commander.command(q, qd)
+                if aff is not None:      # the platform's half: u_{k+1} = Theta . [b_{k+1}, b_k, ...] (FIR)
+                    #                          or W(t_{k+1}) theta_k (harmonic)
+                    factory.apply_position_feedforward(self.commander, cmd, aff.feedforward(cmd.length,
+                                                                                             step=k + 1))
+                if ilc is not None:
+                    ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
+                if (aff is not None or ilc is not None) and self.commander.params.enforce_limits:
+                    self.commander.check_command(cmd)   # the command as sent, after every feedforward
+            except LimitViolation as exc:  # the node aborts the run here; so does the virtual run
+                rec["aborted"] = True
+                rec["abort_reason"] = f"step {row + 1}: {exc}"
+                rec["_abort_row"] = k
+                return False
+            b_cmd = cmd.length.copy()
+            ff = cmd.feedforward_velocity.copy()
+            ff_pos = cmd.feedforward_position.copy()
+            out = self.plant.step(cmd.length, cmd.feedforward_velocity)
+        return True
+
+
+    def _trial_building(self, j: int, rec: dict) -> bool:
+        """One trial of the building benchmark, in the order of the node graph (rths_ros.core.models.building.rths)."""
+        from rths_ros.core.models.building.rths import ActuatorCapacityExceeded
+        base = j * self.trial_len
+        out = self.plant.reset(factory.plant_seed(self.s, j))          # sim_plant: measurement of sample 0
+        num, plat, force = self.numerical, self.platform, self.force
+        num.reset()
+        plat.reset()
+        force.reset()
+        y, yd = rec["y"], rec["ydot"]
+        for k in range(self.n_steps + 1):
+            row = base + k
+            f_m = force.process(out.wrench)[0]                           # ft_sensor
+            x_m = float(out.lengths[0])
+            y[row] = num.q
+            yd[row] = num.qd
+            rec["x_m"][row] = x_m
+            rec["f_m"][row] = f_m
+            rec["x"][row] = out.lengths[1]
+            rec["xdot"][row] = out.velocities[0]
+            rec["f_act"][row] = out.currents[0]
+            rec["u_da"][row] = out.currents[1]
+            rec["f_true"][row] = out.wrench[1]
+            if k == self.n_steps:
+                break
+            u = plat.command(y[row, 0], x_m)                             # stewart_platform: u_k = C(y1_k, x_m,k)
+            rec["u"][row] = u
+            num.step(f_m)                                                # numerical_substructure: y_{k+1}
+            try:
+                out = self.plant.step(np.array([u, 0.0, 0.0, 0.0, 0.0, 0.0]))   # sim_plant: x_m,k+1, f_m,k+1
+            except ActuatorCapacityExceeded as exc:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"sim_plant: step {row + 1}: {exc}"
+                rec["_abort_row"] = k
+                return False
+        return True
+
+    def _trial_gait(self, j: int, rec: dict) -> bool:
+        """One trial of the gait test, in the order of the node graph (see rths_ros.core.models.gait.rths)."""
+        from rths_ros.core.models.gait.rths import FALL_EVENT
+        s = self.s
+        base = j * self.trial_len
+        out = self.plant.reset(factory.plant_seed(s, j))
+        num, plat, gf = self.numerical, self.platform, self.gforce
+        num.reset()
+        plat.reset()
+        gf.reset()
+        q, qd = num.q.copy(), num.qd.copy()
+        b_cmd = plat.start_lengths.copy()
+        ff = np.zeros(6)
+        nan_at = s.faults.nan_wrench_at_step
+        for k in range(self.n_steps + 1):
+            row = base + k
+            wrench = out.wrench if row != nan_at else np.full(6, np.nan)
+            bad = non_finite("wrench", wrench, row)
+            if bad:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"ft_sensor: {bad}"
+                rec["_abort_row"] = k - 1
+                return False
+            try:    # ft_sensor: sagittal load from the wrench and the measured legs
+                force, measured, contact = gf.process(wrench, out.lengths)
+            except LimitViolation as exc:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"ft_sensor: step {row}: {exc}"
+                rec["_abort_row"] = k - 1
+                return False
+            q_ach, qd_ach = plat.achieved(out.lengths, out.velocities)   # stewart_platform: interface state
+            rec["q_cmd"][row] = q
+            rec["qd_cmd"][row] = qd
+            rec["q_ach"][row] = q_ach
+            rec["qd_ach"][row] = qd_ach
+            rec["force"][row] = force
+            rec["measured"][row] = measured
+            rec["contact"][row] = contact
+            rec["cop_x"][row] = gf.cop_x
+            rec["b_cmd"][row] = b_cmd
+            rec["ff_velocity"][row] = ff
+            rec["b_meas"][row] = out.lengths
+            rec["bdot_meas"][row] = out.velocities
+            rec["current"][row] = out.currents
+            rec["wrench"][row] = out.wrench
+            if k == self.n_steps:
+                break
+            ev = num.step(float(force[0]), float(force[1]), float(force[2]))   # numerical_substructure
+            if ev & FALL_EVENT:
+                rec["aborted"] = True
+                rec["abort_reason"] = (f"numerical_substructure: step {row + 1}: the walker fell (VPP model, "
+                                       f"t = {num.t:.3f} s)")
+                rec["_abort_row"] = k
+                return False
+            q, qd = num.q.copy(), num.qd.copy()
+            try:
+                cmd = plat.command(q, qd)                                   # stewart_platform: leg command
+            except LimitViolation as exc:
+                rec["aborted"] = True
+                rec["abort_reason"] = f"step {row + 1}: {exc}"
+                rec["_abort_row"] = k
+                return False
+            b_cmd = cmd.length.copy()
+            ff = cmd.feedforward_velocity.copy()
+            out = self.plant.step(cmd.length, cmd.feedforward_velocity)
+        return True
+
+
+def run_virtual(s: Scenario, progress=None) -> dict:
+    """Run every trial of the scenario in process.  Returns the record (arrays indexed by global step)."""
+    return VirtualRun(s).run(progress)

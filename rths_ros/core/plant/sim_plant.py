@@ -1,0 +1,274 @@
+"""Simulated plant (digital twin) of the 1-D contact test: Stewart platform legs + specimen + sensors.
+
+Seed 000 (Insam), §4.2-4.3 (vRTHS).  One call of :meth:`SimPlant.step` advances the plant over one
+synchronisation step t_k -> t_{k+1} (fast-path step 6) and returns the measurement m_{k+1}:
+
+1. the leg command (length ``b_cmd`` and velocity-level feedforward), optionally delayed by
+   ``command_delay_steps`` whole steps, drives the six legs (:class:`~rths_ros.core.plant.legs.LegCascade`:
+   Table 4.1 models under the P-PI cascade of Table A.1, controller at ``substeps / dt``);
+2. the true leg lengths give the platform pose by forward kinematics (warm-started from the previous
+   pose); the specimen is driven by the world-z displacement ``p`` of the interface point (the point
+   ``specimen_offset_m`` above the TCP of the interface map), interpolated linearly over the step;
+3. the specimen (:class:`~rths_ros.core.plant.specimen.Specimen1D`, mounted upside down) returns the force it
+   exerts on the sensor, ``-(m_EXP g + k_EXP (p - u))`` along world z;
+4. sensors: the leg lengths are quantised by the resolver resolution (2.4 um, relative to the homed
+   lengths), the leg rates are the difference quotient of the quantised lengths (or the true rates),
+   the wrench is the specimen force in the sensor frame (aligned with the TCP, origin at the TCP) plus
+   bias and seeded Gaussian noise.
+
+Prosthetic-foot specimen (``specimen_kind = prosthetic_foot``, the gait RTHS of seed 000 Part III): steps 2-3
+are replaced by the simulated 1C40 foot (:class:`~rths_ros.core.plant.prosthetic_foot.ProstheticFoot`) on the fixed
+ground plate.  The true platform pose (forward kinematics of the true leg lengths) and its body twist (from the
+true leg rates) pose the foot through the mounting of :class:`~rths_ros.core.models.gait.interface.GaitInterface`
+(``foot_state_from_tcp``); the foot's wrench on the sensor is the sensor wrench (plus bias and noise as above).
+The trial starts at ``start_lengths`` (the gait's start pose) instead of the home lengths.
+
+Ideal actuator (``ideal_actuator = true``): the true leg lengths equal the commanded lengths at the end of each
+step and the true leg rates are the difference quotient of the commanded lengths (no leg dynamics, no lag); the
+one-step command/measurement delay of the loop remains.
+
+Everything is deterministic for a given ``noise_seed`` and independent of wall-clock time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from rths_ros.core.platform.interface import InterfaceMap
+from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
+from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams
+from rths_ros.params import ParameterError, param
+from rths_ros.core.plant.prosthetic_foot import ProstheticFoot, ProstheticFootParams
+from rths_ros.core.plant.specimen import Specimen1D, Specimen1DParams
+from rths_ros.core.platform.stewart import StewartKinematics
+
+__all__ = ["SimPlantParams", "PlantOutput", "SimPlant"]
+
+
+@dataclass(frozen=True)
+class SimPlantParams:
+    """Digital twin of the transfer system and the experimental part (seed 000 §4.3)."""
+
+    legs: LegPlantParams = param(LegPlantParams(), doc="identified leg models (Table 4.1)")
+    cascade: LegCascadeParams = param(LegCascadeParams(), doc="cascade controller gains (Table A.1)")
+    specimen: Specimen1DParams = param(Specimen1DParams(), doc="experimental part and contact model")
+    substeps: int = param(10, "", 10, 1000, "controller samples per synchronisation step (10 -> 10 kHz)")
+    command_delay_steps: int = param(0, "steps", 0, 1000,
+                                     "extra delay of the leg commands in whole synchronisation steps")
+    quantisation_m: float = param(2.4e-6, "m", 0.0, 1e-3,
+                                  "resolver resolution of the measured leg lengths (5 mm/rev / 2048 ppr); 0 = off")
+    velocity_estimate: str = param("difference", "", doc="measured leg rates: difference quotient of the "
+                                   "quantised lengths, or the true rates", choices=("difference", "true"))
+    force_noise_std_n: float = param(0.02, "N", 0.0, 100.0,
+                                     "standard deviation of the white Gaussian noise on Fx, Fy, Fz")
+    moment_noise_std_n_m: float = param(0.0, "N m", 0.0, 100.0,
+                                        "standard deviation of the white Gaussian noise on Mx, My, Mz")
+    force_bias: tuple[float, ...] = param([0.0] * 6, "N, N m", -1e4, 1e4,
+                                          "constant sensor bias [Fx, Fy, Fz, Mx, My, Mz]", length=6)
+    noise_seed: int = param(0, "", 0, 2**63 - 1, "seed of the sensor noise generator")
+    specimen_kind: str = param("contact_1d", "", doc="experimental part of the twin: the 1-D mass on a spring "
+                               "(contact test) or the simulated prosthetic foot on the ground plate (gait test)",
+                               choices=("contact_1d", "prosthetic_foot"))
+    foot: ProstheticFootParams = param(ProstheticFootParams(), doc="simulated 1C40 foot (specimen_kind = "
+                                       "prosthetic_foot)")
+    ideal_actuator: bool = param(False, "", doc="the legs reach the commanded lengths exactly at each step (no leg "
+                                 "dynamics); false: Table 4.1 legs under the cascade")
+
+
+@dataclass
+class PlantOutput:
+    """One measurement of the plant (all arrays are fresh copies owned by the receiver).
+
+    ``lengths`` [m], ``velocities`` [m/s], ``currents`` [A] per leg (leg order 1..6); ``wrench`` =
+    raw [Fx, Fy, Fz, Mx, My, Mz] in the sensor frame [N, N m].  The remaining fields are the true
+    (unmeasured) state, for logging and tests: ``platform_z_m`` = world-z displacement p of the
+    interface point from home, ``specimen_position_m`` = mass displacement u (plate at h0),
+    ``contact_force_n`` = plate reaction now, ``in_contact`` = reaction > 0 now, ``touched`` = the mass
+    was on the plate at some time during the last step.
+    """
+
+    step: int
+    lengths: np.ndarray
+    velocities: np.ndarray
+    currents: np.ndarray
+    wrench: np.ndarray
+    true_lengths: np.ndarray
+    platform_z_m: float
+    specimen_position_m: float
+    contact_force_n: float
+    in_contact: bool
+    touched: bool
+
+
+class SimPlant:
+    """Digital twin advanced in lockstep with the fast path (see module doc)."""
+
+    def __init__(self, params: SimPlantParams | None, kinematics: StewartKinematics, interface_map: InterfaceMap,
+                 dt_s: float = 1e-3, gait_interface: GaitInterfaceParams | None = None, start_lengths=None):
+        self.params = params if params is not None else SimPlantParams()
+        if not dt_s > 0.0:
+            raise ParameterError(f"dt_s: {dt_s!r} is not allowed; expected a number > 0 s")
+        self.dt_s = float(dt_s)
+        self.kinematics = kinematics
+        self.interface_map = interface_map
+        p = self.params
+        self.legs = LegCascade(p.legs, p.cascade, self.dt_s, p.substeps)
+        self.specimen = Specimen1D(p.specimen, self.dt_s)
+        self._home_pose = kinematics.home_pose
+        self._home_lengths = np.array(kinematics.home_lengths, dtype=float)
+        self._start_lengths = self._home_lengths.copy() if start_lengths is None else \
+            np.array(start_lengths, dtype=float)
+        self._foot_mode = p.specimen_kind == "prosthetic_foot"
+        if self._foot_mode:
+            self.gait = GaitInterface(gait_interface, kinematics)
+            self.foot = ProstheticFoot(p.foot)
+            self._foot_w = np.zeros(6)
+            self._V = np.zeros(6)
+        self._ideal = bool(p.ideal_actuator)
+        self._ideal_len = self._start_lengths.copy()
+        self._ideal_vel = np.zeros(N_LEGS)
+        self._offset = float(interface_map.params.specimen_offset_m)
+        self._home_z = self._interface_point_z(self._home_pose)
+        self._weight = p.specimen.m_exp_kg * p.specimen.g_m_per_s2
+        self._bias = np.array(p.force_bias, dtype=float)
+        self._noise_std = np.array([p.force_noise_std_n] * 3 + [p.moment_noise_std_n_m] * 3)
+        nd = p.command_delay_steps + 1
+        self._cmd_buf = np.zeros((nd, N_LEGS))
+        self._ff_buf = np.zeros((nd, N_LEGS))
+        self._buf_i = 0
+        self._lq = np.zeros(N_LEGS)
+        self._lq_prev = np.zeros(N_LEGS)
+        self._noise = np.zeros(6)
+        self._rng = np.random.Generator(np.random.PCG64(p.noise_seed))
+        self.reset()
+        # exercise the whole step once (kernels are compiled by now), then start over
+        self.step(self._start_lengths, np.zeros(N_LEGS))
+        self.reset()
+
+    # ------------------------------------------------------------------------------------------------
+    def _interface_point_z(self, pose: pin.SE3) -> float:
+        return float(pose.translation[2] + pose.rotation[2, 2] * self._offset)
+
+    def reset(self, seed: int | None = None) -> PlantOutput:
+        """Everything at rest at home; the noise generator restarts from ``seed`` (default ``noise_seed``)."""
+        p = self.params
+        self._rng = np.random.Generator(np.random.PCG64(p.noise_seed if seed is None else int(seed)))
+        self.legs.reset(self._start_lengths)
+        self.specimen.reset(0.0)
+        self._ideal_len[:] = self._start_lengths
+        self._ideal_vel[:] = 0.0
+        self._pose = self._home_pose if not self._foot_mode else \
+            self.kinematics.forward(self._start_lengths, guess=self._home_pose)
+        self._z = 0.0
+        self._cmd_buf[:] = self._start_lengths
+        self._ff_buf[:] = 0.0
+        self._buf_i = 0
+        self._k = 0
+        self._lq[:] = self._start_lengths
+        self._lq_prev[:] = self._start_lengths
+        self._out = self._make_output(first=True)
+        return self._out
+
+    def measure(self) -> PlantOutput:
+        """The measurement m_k at the current time t_k (the same object until the next step/reset)."""
+        return self._out
+
+    @property
+    def pose(self) -> pin.SE3:
+        """True TCP pose (from the true leg lengths)."""
+        return self._pose
+
+    @property
+    def start_lengths(self) -> np.ndarray:
+        """Leg lengths at the start of a trial (the home lengths, or the gait test's start pose)."""
+        return self._start_lengths.copy()
+
+    @property
+    def step_index(self) -> int:
+        return self._k
+
+    def step(self, length_cmd, ff_velocity=None) -> PlantOutput:
+        """Advance t_k -> t_{k+1} with the leg command of this step (held over it); returns m_{k+1}."""
+        nd = self._cmd_buf.shape[0]
+        i = self._buf_i
+        self._cmd_buf[i] = length_cmd
+        if ff_velocity is None:
+            self._ff_buf[i] = 0.0
+        else:
+            self._ff_buf[i] = ff_velocity
+        j = (i + 1) % nd            # oldest entry = the command of command_delay_steps steps ago
+        self._buf_i = j
+        if self._ideal:
+            np.subtract(self._cmd_buf[j], self._ideal_len, out=self._ideal_vel)
+            self._ideal_vel /= self.dt_s
+            self._ideal_len[:] = self._cmd_buf[j]
+        else:
+            self.legs.step(self._cmd_buf[j], self._ff_buf[j])
+        self._pose = self.kinematics.forward(self._true_length, guess=self._pose)
+        if self._foot_mode:
+            self._k += 1
+            self._out = self._make_output(first=False)
+            return self._out
+        z0 = self._z
+        self._z = self._interface_point_z(self._pose) - self._home_z
+        self.specimen.step(z0, self._z)
+        self._k += 1
+        self._out = self._make_output(first=False)
+        return self._out
+
+    @property
+    def _true_length(self) -> np.ndarray:
+        return self._ideal_len if self._ideal else self.legs.length
+
+    @property
+    def _true_velocity(self) -> np.ndarray:
+        return self._ideal_vel if self._ideal else self.legs.velocity
+
+    def _foot_wrench(self) -> np.ndarray:
+        """Wrench of the simulated foot on the sensor for the true platform pose and twist."""
+        self.kinematics.twist_from_rates(self._pose, self._true_velocity, self._V)
+        state = self.gait.foot_state_from_tcp(self._pose, self._V)
+        return self.foot.wrench_of_state(state, self._foot_w)
+
+    # ------------------------------------------------------------------------------------------------
+    def _make_output(self, first: bool) -> PlantOutput:
+        p = self.params
+        true_len = self._true_length
+        q = p.quantisation_m
+        self._lq_prev[:] = self._lq
+        if q > 0.0:
+            np.subtract(true_len, self._home_lengths, out=self._lq)
+            np.divide(self._lq, q, out=self._lq)
+            np.rint(self._lq, out=self._lq)
+            self._lq *= q
+            self._lq += self._home_lengths
+        else:
+            self._lq[:] = true_len
+        if p.velocity_estimate == "true":
+            vel = self._true_velocity.copy()
+        elif first:
+            vel = np.zeros(N_LEGS)
+        else:
+            vel = (self._lq - self._lq_prev) / self.dt_s
+        wrench = np.empty(6)
+        if self._foot_mode:
+            wrench[:] = self._foot_wrench()
+        else:
+            # specimen force along world z, expressed in the sensor (TCP) frame, acting on the TCP z axis
+            fz_world = self.specimen.sensor_force
+            rot = self._pose.rotation
+            wrench[:3] = rot[2, :] * fz_world           # R^T (0, 0, F_z)
+            off = self._offset
+            wrench[3] = -off * wrench[1]                # (0, 0, offset) x F
+            wrench[4] = off * wrench[0]
+            wrench[5] = 0.0
+        self._rng.standard_normal(out=self._noise)
+        wrench += self._noise * self._noise_std
+        wrench += self._bias
+        return PlantOutput(step=self._k, lengths=self._lq.copy(), velocities=vel,
+                           currents=(np.zeros(N_LEGS) if self._ideal else self.legs.current.copy()), wrench=wrench, true_lengths=true_len.copy(),
+                           platform_z_m=self._z, specimen_position_m=self.specimen.position,
+                           contact_force_n=self.specimen.contact_force, in_contact=self.specimen.in_contact,
+                           touched=self.specimen.touched)

@@ -1,0 +1,118 @@
+"""Interface force from the raw 6-axis wrench: tare, gravity compensation and contact gating.
+
+Seed 000 (Insam), §4.2.4.  The specimen is mounted upside down on the force/torque sensor, so the
+sensor's z force is ``F'_m = F_z = -m_EXP g`` in flight and ``-(m_EXP g + N)`` in contact.  The gravity
+compensation of the thesis::
+
+    f_meas = F'_m + 2 m_EXP g          (= m_EXP g in flight, m_EXP g - N in contact)
+
+gives the force "as if the experimental part was hanging".  In flight the sensor noise exceeds the
+inertia forces of the specimen, so the thesis gates the force (§2.4 of the digest)::
+
+    f_int = f_meas   if contact
+    f_int = m_EXP g  otherwise
+
+The thesis does not state its contact-detection rule.  Here: contact is declared when
+``|f_meas - m_EXP g| > contact_threshold_n`` and released when it falls below
+``release_threshold_n`` (hysteresis against chattering on noise).
+
+Tare: a piezoelectric sensor drifts and has no reliable static zero.  With ``tare`` on, the first
+``tare_samples`` wrenches (specimen known at rest, out of contact) estimate the bias of every channel;
+the expected static load ``-m_EXP g`` on ``F_z`` is not bias and is subtracted from that channel's mean.
+During the tare window the output is the flight value (``f_int = f_meas = m_EXP g``, no contact).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rths_ros.params import ParameterError, param
+
+
+@dataclass(frozen=True)
+class ForceProcessorParams:
+    """Tare, gravity compensation and contact gating of the measured force (seed 000 §4.2.4)."""
+
+    m_exp_kg: float = param(0.38, "kg", 0.0, 1e3, "specimen mass m_EXP used in the gravity compensation")
+    g_m_per_s2: float = param(9.81, "m/s^2", 0.0, 100.0, "gravitational acceleration g")
+    tare: bool = param(True, "", doc="estimate the sensor bias over the first tare_samples wrenches")
+    tare_samples: int = param(100, "", 1, 1000000, "number of samples of the tare window")
+    gating: bool = param(True, "", doc="force gating: f_int = m_EXP g while no contact is detected")
+    contact_threshold_n: float = param(0.5, "N", 0.0, 1e4,
+                                       "contact when |f_meas - m_EXP g| exceeds this")
+    release_threshold_n: float = param(0.3, "N", 0.0, 1e4,
+                                       "contact released when |f_meas - m_EXP g| falls below this")
+
+    def validate(self) -> None:
+        if self.release_threshold_n > self.contact_threshold_n:
+            raise ParameterError(
+                f"release_threshold_n: {self.release_threshold_n!r} is not allowed; expected <= "
+                f"contact_threshold_n ({self.contact_threshold_n!r})")
+
+
+class ForceProcessor:
+    """Per-sample processing of the raw wrench into (f_int, f_meas, contact)."""
+
+    def __init__(self, params: ForceProcessorParams | None = None):
+        self.params = params or ForceProcessorParams()
+        self.params.validate()
+        self._weight = self.params.m_exp_kg * self.params.g_m_per_s2
+        self._bias = np.zeros(6)
+        self._acc = np.zeros(6)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the contact state and (if tare is on) the bias; the next samples re-tare."""
+        self._contact = False
+        self._n = 0
+        self._acc[:] = 0.0
+        self._bias[:] = 0.0
+        self._bias_z = 0.0
+        self._tared = not self.params.tare
+
+    @property
+    def bias(self) -> np.ndarray:
+        """Estimated sensor bias [Fx, Fy, Fz, Mx, My, Mz] (zeros before/without tare)."""
+        return self._bias.copy()
+
+    @property
+    def tared(self) -> bool:
+        """True once the bias is known (immediately if tare is off)."""
+        return self._tared
+
+    @property
+    def contact(self) -> bool:
+        return self._contact
+
+    def process(self, wrench) -> tuple[float, float, bool]:
+        """One sample: ``wrench`` = raw [Fx, Fy, Fz, Mx, My, Mz] in the sensor frame.
+
+        Returns ``(f_int, f_meas, contact)``: the (gated) interface force handed to the numerical part,
+        the gravity-compensated measured force ``F'_m + 2 m_EXP g`` and the contact flag.
+        """
+        p = self.params
+        w = self._weight
+        if not self._tared:
+            self._acc += wrench
+            self._n += 1
+            if self._n >= p.tare_samples:
+                self._bias[:] = self._acc / self._n
+                self._bias[2] += w          # the static load -m_EXP g is not bias
+                self._bias_z = float(self._bias[2])
+                self._tared = True
+            return w, w, False
+        f_meas = float(wrench[2]) - self._bias_z + 2.0 * w
+        dev = abs(f_meas - w)
+        if self._contact:
+            if dev < p.release_threshold_n:
+                self._contact = False
+        elif dev > p.contact_threshold_n:
+            self._contact = True
+        if self._contact or not p.gating:
+            return f_meas, f_meas, self._contact
+        return w, f_meas, False
+
+    def __repr__(self) -> str:  # pragma: no cover - cosmetic
+        return f"ForceProcessor(contact={self._contact}, bias_z={self._bias_z:.4g}, tared={self._tared})"
+

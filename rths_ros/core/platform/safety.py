@@ -1,0 +1,161 @@
+"""Safety: limits, watchdogs, the safe-pose ramp, and the checks at the node boundaries.
+
+* Non-finite values never enter the fast path.  Each node checks what it receives (the sensor driver its
+  wrench, the numerical part its force, the platform its interface command, the plant its leg command); a
+  NaN or inf aborts the run with the node, the quantity and the step named.  The in-process virtual run
+  applies the same checks.
+* The sensor's rated range (:attr:`SafetyParams.force_limit_n`, ``torque_limit_nm``) and the interface
+  displacement (``interface_limit_m``) are limits like the leg stroke, speed and joint angle of the
+  platform commander: exceeding one aborts the run.
+* Watchdogs: a fast-path topic that falls ``watchdog_steps`` steps behind the newest step (realtime), or a
+  loop that makes no progress for ``watchdog_s`` of wall time (lockstep), aborts the run.
+* The plant checks every leg command it receives against the platform's stroke and leg speed
+  (:func:`leg_command_out_of_range`: the length and the velocity feedforward it would execute), whatever
+  the commander and the learners did before; a command outside them is not executed and aborts the run.
+* Process watch (:class:`rths_ros.runtime.processes.ProcessWatch`): a node process no watchdog covers (it
+  publishes no fast-path topic: the recorder, the supervisor, the ILC learner) that ends during the run aborts it.
+* Abort = the plant (the platform controller on a rig) stops following the loop's commands and ramps the
+  legs to the safe pose (home, retracted away from the plate) with a bounded leg speed (:class:`SafePoseRamp`), then holds it.
+
+docs/safety.md lists every limit, what triggers an abort and the measured reaction times.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from rths_ros.params import param
+
+
+@dataclass(frozen=True)
+class FaultParams:
+    """Fault injection for tests and drills (the simulated plant only)."""
+
+    nan_wrench_at_step: int = param(-1, "", -1, 10**9, "the plant reports a NaN wrench at this global step "
+                                    "(-1 = never)")
+    saturate_wrench_at_step: int = param(-1, "", -1, 10**9, "the plant reports a wrench beyond the sensor's "
+                                         "rated range (2 x safety.force_limit_n along z) from this global step "
+                                         "on (-1 = never)")
+    leg_command_offset_at_step: int = param(-1, "", -1, 10**9, "the platform adds leg_command_offset_m to "
+                                            "leg 1's command from this global step on (-1 = never)")
+    leg_command_offset_m: float = param(0.5, "m", -1.0, 1.0, "size of the injected leg-command error")
+    drop_force_fraction: float = param(0.0, "", 0.0, 1.0, "the force sensor node drops this fraction of its "
+                                       "force messages (seeded by loop.seed)")
+    delay_spike_s: float = param(0.0, "s", 0.0, 0.1, "the force sensor node sleeps this long before "
+                                 "publishing, every delay_every_steps steps")
+    delay_every_steps: int = param(100, "", 1, 10**9, "period of the injected delay spikes [steps]")
+
+
+@dataclass(frozen=True)
+class SafetyParams:
+    """Limits, watchdogs and the safe pose (see docs/safety.md)."""
+
+    force_limit_n: float = param(1e4, "N", 1.0, 1e6, "rated force range of the force/torque sensor: any "
+                                 "|F_x|, |F_y|, |F_z| above it aborts (seed 000 §16.2: 1e4 N)")
+    torque_limit_nm: float = param(500.0, "N m", 0.01, 1e5, "rated torque range of the sensor: any |T_x|, "
+                                   "|T_y|, |T_z| above it aborts (seed 000 §16.2: 500 N m)")
+    interface_limit_m: float = param(0.05, "m", 1e-4, 1.0, "largest interface displacement from the home pose "
+                                     "the platform accepts as a command")
+    watchdog_steps: int = param(100, "", 2, 100000, "realtime: a fast-path topic this many steps behind the "
+                                "newest step aborts the run (isolated lost samples are held and counted)")
+    watchdog_s: float = param(5.0, "s", 0.05, 600.0, "lockstep: no progress of the loop for this wall time "
+                              "after START aborts the run")
+    safe_retract_m: float = param(0.005, "m", 0.0, 0.05, "safe pose = the home pose moved this far down (-z of the "
+                                  "platform frame), away from the fixed ground plate above the platform")
+    ramp_speed_m_per_s: float = param(0.05, "m/s", 1e-4, 0.5, "largest leg speed of the ramp to the safe pose")
+    hold_s: float = param(0.5, "s", 0.0, 10.0, "time the plant holds the safe pose before it reports SAFE "
+                          "(about 10 time constants of the PPI1 leg loop: the legs have settled)")
+
+
+def non_finite(what: str, values, step: int) -> str | None:
+    """A reason string if any value is NaN or inf, else None."""
+    for i, v in enumerate(values):
+        if not math.isfinite(v):
+            return f"non-finite {what}[{i}] = {float(v)!r} at step {step}"
+    return None
+
+
+def wrench_out_of_range(wrench, force_limit: float, torque_limit: float, step: int) -> str | None:
+    """A reason string if a force or torque component exceeds the sensor's rated range, else None."""
+    for i in range(3):
+        if abs(wrench[i]) > force_limit:
+            return (f"force/torque sensor saturated: F{'xyz'[i]} = {float(wrench[i]):.6g} N beyond the rated "
+                    f"{force_limit:g} N (safety.force_limit_n) at step {step}")
+    for i in range(3, 6):
+        if abs(wrench[i]) > torque_limit:
+            return (f"force/torque sensor saturated: T{'xyz'[i - 3]} = {float(wrench[i]):.6g} N m beyond the "
+                    f"rated {torque_limit:g} N m (safety.torque_limit_nm) at step {step}")
+    return None
+
+
+class SafePoseRamp:
+    """Leg commands from the lengths at the abort to the safe-pose lengths, then hold.
+
+    Every leg follows ``b(t) = b0 + (b_safe - b0) (1 - cos(pi t / T)) / 2`` (zero velocity at both ends);
+    ``T`` is the shortest duration (a whole number of steps) for which the fastest leg stays within
+    ``speed`` (peak speed ``pi |db| / (2 T)``).  After the ramp the command holds ``b_safe`` for
+    ``hold_steps`` steps.  :meth:`command` returns (length, velocity feedforward) for ramp step ``j``
+    (j = 1 is the first command after the abort).
+    """
+
+    def __init__(self, b_start, b_safe, speed_m_per_s: float, dt_s: float, hold_s: float = 0.0):
+        self.b0 = np.array(b_start, dtype=float)
+        self.b1 = np.array(b_safe, dtype=float)
+        self.delta = self.b1 - self.b0
+        self.dt = float(dt_s)
+        span = float(np.max(np.abs(self.delta))) if self.delta.size else 0.0
+        t_min = np.pi * span / (2.0 * speed_m_per_s)
+        self.ramp_steps = max(1, int(np.ceil(t_min / self.dt - 1e-9)))
+        self.duration_s = self.ramp_steps * self.dt
+        self.hold_steps = int(round(hold_s / self.dt))
+        self.total_steps = self.ramp_steps + self.hold_steps
+
+    def command(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        if j >= self.ramp_steps:
+            return self.b1.copy(), np.zeros_like(self.b1)
+        x = np.pi * j / self.ramp_steps
+        length = self.b0 + self.delta * (1.0 - np.cos(x)) / 2.0
+        velocity = self.delta * np.pi / (2.0 * self.duration_s) * np.sin(x)
+        return length, velocity
+
+    def done(self, j: int) -> bool:
+        return j >= self.total_steps
+
+
+def safe_pose_lengths(kinematics, retract_m: float) -> np.ndarray:
+    """Leg lengths of the safe pose: the home pose moved ``retract_m`` down along the platform frame's z.
+
+    The ground plate is fixed above the platform and the specimen hangs upside down from it (the contact
+    test and the gait test alike): the platform rises towards the plate, so it retracts downwards."""
+    pose = kinematics.home_pose.copy()
+    pose.translation = pose.translation - np.array([0.0, 0.0, float(retract_m)])
+    return np.array(kinematics.inverse(pose), dtype=float)
+
+
+def leg_command_out_of_range(length, feedforward_velocity, length_min: float, length_max: float,
+                             speed_max: float, step: int) -> str | None:
+    """The plant's boundary check of a leg command: a reason string if a commanded length leaves the stroke
+    ``[length_min, length_max]`` or a velocity feedforward exceeds the leg speed limit, else None.
+
+    These are the two quantities a plant executes (the desired rate ``velocity`` is informative only); the
+    check applies to the command as received, i.e. after every feedforward (AFF, ILC at position or velocity
+    level) the platform commander and the learners added."""
+    for i, b in enumerate(length):
+        if not length_min <= b <= length_max:
+            side = "below the minimum" if b < length_min else "above the maximum"
+            return (f"leg {i + 1}: commanded length {float(b):.6f} m is {side} of the stroke "
+                    f"[{length_min:.6f}, {length_max:.6f}] m (platform.geometry.leg_length_min_m, "
+                    f"leg_length_max_m) at step {step}")
+    for i, v in enumerate(feedforward_velocity):
+        if not abs(v) <= speed_max:
+            return (f"leg {i + 1}: commanded velocity feedforward {float(v):.6f} m/s exceeds the leg speed limit "
+                    f"{speed_max:.4f} m/s (platform.geometry.leg_velocity_max_m_per_s) at step {step}")
+    return None
+
+
+def safe_ramp_bound_s(sp: SafetyParams) -> float:
+    """Upper bound of the ramp to the safe pose and the hold: the longest leg travel is bounded by the
+    interface limit plus the lift (cosine profile, peak speed ramp_speed_m_per_s)."""
+    return math.pi * (sp.interface_limit_m + sp.safe_retract_m) / (2.0 * sp.ramp_speed_m_per_s) + sp.hold_s

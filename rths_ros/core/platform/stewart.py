@@ -1,0 +1,402 @@
+"""Kinematics of the 6-6 Gough-Stewart platform (hexapod) used as the transfer system.
+
+Seed 000 (Insam, §4.2.1) describes the actuator as an in-house Gough-Stewart platform of about 0.7 m height in
+the used configuration, six electric spindle legs with universal joints at both ends, and a TCP on the upper
+plate with the six workspace coordinates X = {X, Y, Z, Phi, Theta, Psi}.  Inverse kinematics turns the
+workspace command X into the leg commands b_i, direct (forward) kinematics turns the measured leg lengths b'_i
+into the achieved pose X'.  The thesis gives no joint coordinates, so the geometry here is a documented,
+plausible choice (see docs/stewart_platform.md); all of it is a parameter.
+
+Frames
+------
+* World frame W: origin at the centre of the base joint plane (the plane through the six lower joint
+  centres), z up, x through the middle of the first base joint pair.
+* TCP frame: fixed to the moving plate, axes parallel to the platform frame; its origin lies ``tcp_offset_m``
+  above the centre of the platform joint plane.  A *pose* is always the pose of the TCP frame in W,
+  ``pin.SE3(R, t)``.  At home R = I and t = (0, 0, home_height_m + tcp_offset_m).
+
+Closed-form inverse kinematics (seed 001 eq. 3.8/3.9 in this notation):
+``l_i = t + R p_i - a_i``, ``b_i = |l_i|`` with a_i the base joint i in W and p_i the platform joint i in the
+TCP frame.
+
+Twist convention
+----------------
+:meth:`StewartKinematics.jacobian` is the *body* (pinocchio ``LOCAL``) Jacobian: ``bdot = J V`` with
+``V = (v, omega)``, linear part first, where v is the velocity of the TCP origin and omega the angular
+velocity, both expressed in the TCP frame.  Row i is ``[ (R^T u_i)^T, (p_i x R^T u_i)^T ]`` with u_i the unit
+leg vector in W.  The same convention is used for the Newton update of the forward kinematics:
+``T <- T * exp6(delta)`` with ``delta = J^-1 (b - b(T))``.
+
+Legs are indexed 0..5 in arrays and named "leg 1".."leg 6" (the thesis' b_1..b_6) in messages.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+from numba import njit
+
+from rths_ros.params import ParameterError, param
+
+__all__ = ["StewartGeometryParams", "StewartKinematics", "KinematicsError", "joint_layout"]
+
+
+class KinematicsError(RuntimeError):
+    """Forward kinematics did not converge (leg lengths outside the reachable set or a singular pose)."""
+
+
+# --------------------------------------------------------------------------------------------------------------
+# parameters
+# --------------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StewartGeometryParams:
+    """Geometry and limits of the 6-6 hexapod (thesis: no numbers given; documented choice).
+
+    Base joint pairs are centred at 0, 120 and 240 deg about the world z axis, platform joint pairs at 60, 180 and
+    300 deg; each leg joins a base joint to the nearest joint of the neighbouring platform pair (the usual
+    zig-zag layout).  Stroke 0.18 m, leg speed 0.5 m/s (hardware) / 0.25 m/s (used) and 45 deg joint angles are
+    the values of seed 000 §16.2.
+    """
+
+    base_radius_m: float = param(0.40, "m", 0.05, 5.0, "radius of the circle through the six base (lower) joint centres")
+    platform_radius_m: float = param(0.25, "m", 0.05, 5.0,
+                                     "radius of the circle through the six platform (upper) joint centres")
+    base_joint_half_angle_deg: float = param(10.0, "deg", 1.0, 59.0,
+                                             "half the angle between the two base joints of a pair "
+                                             "(pairs centred at 0, 120, 240 deg)")
+    platform_joint_half_angle_deg: float = param(10.0, "deg", 1.0, 59.0,
+                                                 "half the angle between the two platform joints of a pair "
+                                                 "(pairs centred at 60, 180, 300 deg)")
+    home_height_m: float = param(0.65, "m", 0.1, 5.0,
+                                 "height of the platform joint plane above the base joint plane in the home pose "
+                                 "(TCP at home_height_m + tcp_offset_m, about 0.7 m)")
+    leg_length_min_m: float = param(0.6113, "m", 0.0, 10.0,
+                                    "shortest admissible leg length (joint centre to joint centre); "
+                                    "default = home length - 0.09 m (stroke 0.18 m centred at home)")
+    leg_length_max_m: float = param(0.7913, "m", 0.0, 10.0,
+                                    "longest admissible leg length; default = home length + 0.09 m")
+    leg_velocity_max_m_per_s: float = param(0.25, "m/s", 0.0, 0.5,
+                                            "admissible leg speed |b_i'| (hardware 0.5 m/s, 0.25 m/s used in the "
+                                            "thesis' gait tests)")
+    joint_angle_max_deg: float = param(45.0, "deg", 0.0, 90.0,
+                                       "admissible universal-joint deflection: angle between the leg axis and "
+                                       "the normal of the plate the joint sits on")
+    tcp_offset_m: float = param(0.05, "m", -1.0, 1.0, "TCP height above the platform joint plane")
+
+    def validate(self) -> None:
+        if self.leg_length_min_m >= self.leg_length_max_m:
+            raise ParameterError(
+                f"leg_length_min_m: {self.leg_length_min_m!r} is not allowed; expected a value below "
+                f"leg_length_max_m = {self.leg_length_max_m!r}")
+        a, p = joint_layout(self)
+        home = np.array([0.0, 0.0, self.home_height_m])
+        lengths = np.linalg.norm(home[:, None] + p - a, axis=0)
+        lo, hi = float(lengths.min()), float(lengths.max())
+        if lo <= self.leg_length_min_m or hi >= self.leg_length_max_m:
+            raise ParameterError(
+                f"leg_length_min_m/leg_length_max_m: [{self.leg_length_min_m!r}, {self.leg_length_max_m!r}] m does "
+                f"not contain the home leg lengths [{lo:.6f}, {hi:.6f}] m; expected limits around the home pose")
+        jac = np.zeros((6, 6))
+        p_tcp = p - np.array([[0.0], [0.0], [self.tcp_offset_m]])
+        t_home = np.array([0.0, 0.0, self.home_height_m + self.tcp_offset_m])
+        _lengths_jacobian(np.eye(3), t_home, a, p_tcp, np.zeros(6), np.zeros((3, 6)), jac)
+        cond = np.linalg.cond(jac)
+        if not np.isfinite(cond) or cond > 1e6:
+            raise ParameterError(
+                f"base/platform geometry: the home pose is singular (Jacobian condition number {cond:.3g}); "
+                "expected distinct joint pairs and a non-zero height")
+        home_angle = math.degrees(math.atan2(math.hypot(*(p[:2, 0] - a[:2, 0])), self.home_height_m))
+        if home_angle >= self.joint_angle_max_deg:
+            raise ParameterError(
+                f"joint_angle_max_deg: {self.joint_angle_max_deg!r} is not allowed; the home pose already has "
+                f"joint angles of {home_angle:.2f} deg")
+
+
+def joint_layout(params: StewartGeometryParams) -> tuple[np.ndarray, np.ndarray]:
+    """Joint centres ``(a, p)``: base joints a (3, 6) in the world frame (z = 0), platform joints (3, 6) in the
+    *platform joint plane* frame (z = 0, origin at the plane centre; subtract ``tcp_offset_m`` from z to get
+    TCP-frame coordinates)."""
+    beta = math.radians(params.base_joint_half_angle_deg)
+    gamma = math.radians(params.platform_joint_half_angle_deg)
+    a = np.zeros((3, 6))
+    p = np.zeros((3, 6))
+    for k in range(3):
+        c = math.radians(120.0 * k)
+        # leg 2k: base joint at c - beta, joined to the platform pair centred at c - 60 deg (its joint nearest)
+        # leg 2k+1: base joint at c + beta, joined to the platform pair centred at c + 60 deg
+        for j, (ab, ap) in enumerate(((c - beta, c - math.pi / 3 + gamma), (c + beta, c + math.pi / 3 - gamma))):
+            i = 2 * k + j
+            a[:, i] = (params.base_radius_m * math.cos(ab), params.base_radius_m * math.sin(ab), 0.0)
+            p[:, i] = (params.platform_radius_m * math.cos(ap), params.platform_radius_m * math.sin(ap), 0.0)
+    return a, p
+
+
+# --------------------------------------------------------------------------------------------------------------
+# numba kernels (no allocation)
+# --------------------------------------------------------------------------------------------------------------
+
+@njit(cache=True)
+def _lengths(R, t, a, p, L, U):
+    """Leg lengths L (6,) and unit leg vectors U (3, 6) in W for the TCP pose (R, t)."""
+    for i in range(6):
+        lx = R[0, 0] * p[0, i] + R[0, 1] * p[1, i] + R[0, 2] * p[2, i] + t[0] - a[0, i]
+        ly = R[1, 0] * p[0, i] + R[1, 1] * p[1, i] + R[1, 2] * p[2, i] + t[1] - a[1, i]
+        lz = R[2, 0] * p[0, i] + R[2, 1] * p[1, i] + R[2, 2] * p[2, i] + t[2] - a[2, i]
+        n = math.sqrt(lx * lx + ly * ly + lz * lz)
+        L[i] = n
+        U[0, i] = lx / n
+        U[1, i] = ly / n
+        U[2, i] = lz / n
+
+
+@njit(cache=True)
+def _lengths_jacobian(R, t, a, p, L, U, J):
+    """Leg lengths, unit vectors and the body Jacobian J (6, 6) (rows [R^T u_i, p_i x R^T u_i])."""
+    _lengths(R, t, a, p, L, U)
+    for i in range(6):
+        wx = R[0, 0] * U[0, i] + R[1, 0] * U[1, i] + R[2, 0] * U[2, i]
+        wy = R[0, 1] * U[0, i] + R[1, 1] * U[1, i] + R[2, 1] * U[2, i]
+        wz = R[0, 2] * U[0, i] + R[1, 2] * U[1, i] + R[2, 2] * U[2, i]
+        J[i, 0] = wx
+        J[i, 1] = wy
+        J[i, 2] = wz
+        J[i, 3] = p[1, i] * wz - p[2, i] * wy
+        J[i, 4] = p[2, i] * wx - p[0, i] * wz
+        J[i, 5] = p[0, i] * wy - p[1, i] * wx
+
+
+@njit(cache=True)
+def _solve6(J, rhs, A, x):
+    """Solve J x = rhs (6x6) by Gaussian elimination with partial pivoting; A is a (6, 7) work array.
+    Returns False if J is (numerically) singular."""
+    scale = 0.0
+    for i in range(6):
+        for j in range(6):
+            A[i, j] = J[i, j]
+            if abs(J[i, j]) > scale:
+                scale = abs(J[i, j])
+        A[i, 6] = rhs[i]
+    if scale == 0.0:
+        return False
+    for c in range(6):
+        piv = c
+        best = abs(A[c, c])
+        for r in range(c + 1, 6):
+            if abs(A[r, c]) > best:
+                best = abs(A[r, c])
+                piv = r
+        if best <= 1e-13 * scale:
+            return False
+        if piv != c:
+            for j in range(c, 7):
+                tmp = A[c, j]
+                A[c, j] = A[piv, j]
+                A[piv, j] = tmp
+        inv = 1.0 / A[c, c]
+        for r in range(c + 1, 6):
+            f = A[r, c] * inv
+            if f != 0.0:
+                for j in range(c, 7):
+                    A[r, j] -= f * A[c, j]
+    for r in range(5, -1, -1):
+        s = A[r, 6]
+        for j in range(r + 1, 6):
+            s -= A[r, j] * x[j]
+        x[r] = s / A[r, r]
+    return True
+
+
+@njit(cache=True)
+def _newton_step(R, t, a, p, target, L, U, J, res, A, delta):
+    """One Newton step of the forward kinematics: residual res = target - b(R, t), delta = J^-1 res.
+    Returns max |res| (inf if J is singular)."""
+    _lengths_jacobian(R, t, a, p, L, U, J)
+    m = 0.0
+    for i in range(6):
+        res[i] = target[i] - L[i]
+        if abs(res[i]) > m:
+            m = abs(res[i])
+    if not (m >= 0.0):  # NaN lengths
+        return math.inf
+    if not _solve6(J, res, A, delta):
+        return math.inf
+    return m
+
+
+@njit(cache=True)
+def _reorthonormalize(R, S, Rn):
+    """One step of the polar iteration R <- R (3 I - R^T R) / 2 (in place; S, Rn are 3x3 work arrays);
+    removes the round-off drift that repeated pose updates would accumulate."""
+    for i in range(3):
+        for j in range(3):
+            s = 0.0
+            for k in range(3):
+                s += R[k, i] * R[k, j]
+            S[i, j] = -0.5 * s
+        S[i, i] += 1.5
+    for i in range(3):
+        for j in range(3):
+            s = 0.0
+            for k in range(3):
+                s += R[i, k] * S[k, j]
+            Rn[i, j] = s
+    for i in range(3):
+        for j in range(3):
+            R[i, j] = Rn[i, j]
+
+
+@njit(cache=True)
+def _joint_angles(R, t, a, p, L, U, out):
+    """Universal-joint deflections (rad): out[0, i] base joint (leg vs world z), out[1, i] platform joint
+    (leg vs platform z)."""
+    _lengths(R, t, a, p, L, U)
+    for i in range(6):
+        cb = U[2, i]
+        cp = R[0, 2] * U[0, i] + R[1, 2] * U[1, i] + R[2, 2] * U[2, i]
+        out[0, i] = math.acos(min(1.0, max(-1.0, cb)))
+        out[1, i] = math.acos(min(1.0, max(-1.0, cp)))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# kinematics object
+# --------------------------------------------------------------------------------------------------------------
+
+class StewartKinematics:
+    """Inverse (closed form), forward (Newton, warm-started) and differential kinematics of the hexapod.
+
+    Not thread-safe: the work arrays are shared between calls.
+    """
+
+    def __init__(self, params: StewartGeometryParams | None = None):
+        self.params = params if params is not None else StewartGeometryParams()
+        self.params.validate()
+        a, p_plane = joint_layout(self.params)
+        self._a = np.ascontiguousarray(a)
+        # platform joints in the TCP frame: the joint plane lies tcp_offset_m below the TCP
+        self._p = np.ascontiguousarray(p_plane - np.array([[0.0], [0.0], [self.params.tcp_offset_m]]))
+        self._home = pin.SE3(np.eye(3), np.array([0.0, 0.0, self.params.home_height_m + self.params.tcp_offset_m]))
+        # work arrays
+        self._L = np.zeros(6)
+        self._U = np.zeros((3, 6))
+        self._J = np.zeros((6, 6))
+        self._res = np.zeros(6)
+        self._A = np.zeros((6, 7))
+        self._delta = np.zeros(6)
+        self._target = np.zeros(6)
+        self._rates = np.zeros(6)
+        self._S3 = np.zeros((3, 3))
+        self._R3 = np.zeros((3, 3))
+        self._home_lengths = np.zeros(6)
+        _lengths(self._home.rotation, self._home.translation, self._a, self._p, self._home_lengths, self._U)
+        self._home_lengths.setflags(write=False)
+        self._fk_last = self._home.copy()
+        #: Newton iterations (pose updates) of the last :meth:`forward` call
+        self.last_iterations = 0
+        # warm up every kernel (compilation happens here, never on the fast path)
+        self.forward(self._home_lengths + 1e-3)
+        self.forward(self._home_lengths)
+        self.joint_angles(self._home)
+        self.twist_from_rates(self._home, self._res, self._delta)
+        self.jacobian(self._home)
+        self.inverse(self._home)
+        self._fk_last = self._home.copy()
+        self.last_iterations = 0
+
+    # ----- geometry -----------------------------------------------------------------------------------------
+    @property
+    def home_pose(self) -> pin.SE3:
+        """TCP pose at home: no rotation, TCP at (0, 0, home_height_m + tcp_offset_m)."""
+        return self._home.copy()
+
+    @property
+    def home_lengths(self) -> np.ndarray:
+        """Leg lengths (6,) at home (read-only array)."""
+        return self._home_lengths
+
+    @property
+    def base_joints(self) -> np.ndarray:
+        """Base joint centres a_i, (3, 6), world frame."""
+        return self._a.copy()
+
+    @property
+    def platform_joints(self) -> np.ndarray:
+        """Platform joint centres p_i, (3, 6), TCP frame."""
+        return self._p.copy()
+
+    # ----- inverse kinematics -------------------------------------------------------------------------------
+    def inverse(self, pose: pin.SE3) -> np.ndarray:
+        """Leg lengths b (6,) for the TCP pose (closed form)."""
+        out = np.empty(6)
+        _lengths(pose.rotation, pose.translation, self._a, self._p, out, self._U)
+        return out
+
+    def inverse_into(self, pose: pin.SE3, out: np.ndarray) -> np.ndarray:
+        """Allocation-free :meth:`inverse`: writes the leg lengths into ``out`` (float64, (6,)) and returns it."""
+        _lengths(pose.rotation, pose.translation, self._a, self._p, out, self._U)
+        return out
+
+    # ----- differential kinematics --------------------------------------------------------------------------
+    def jacobian(self, pose: pin.SE3) -> np.ndarray:
+        """Body Jacobian d(b)/d(V), (6, 6): V = (v, omega) of the TCP expressed in the TCP frame, linear first."""
+        out = np.empty((6, 6))
+        _lengths_jacobian(pose.rotation, pose.translation, self._a, self._p, self._L, self._U, out)
+        return out
+
+    def jacobian_into(self, pose: pin.SE3, out: np.ndarray, lengths_out: np.ndarray | None = None) -> np.ndarray:
+        """Allocation-free :meth:`jacobian`; optionally also writes the leg lengths into ``lengths_out``."""
+        L = self._L if lengths_out is None else lengths_out
+        _lengths_jacobian(pose.rotation, pose.translation, self._a, self._p, L, self._U, out)
+        return out
+
+    def twist_from_rates(self, pose: pin.SE3, rates: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Body twist V (6,) of the TCP from the leg rates bdot: solves J(pose) V = bdot (allocation-free)."""
+        _lengths_jacobian(pose.rotation, pose.translation, self._a, self._p, self._L, self._U, self._J)
+        self._rates[:] = rates
+        if not _solve6(self._J, self._rates, self._A, out):
+            raise KinematicsError("singular hexapod Jacobian: the leg rates do not determine the platform twist")
+        return out
+
+    # ----- forward kinematics -------------------------------------------------------------------------------
+    def forward(self, lengths, guess: pin.SE3 | None = None, tol: float = 1e-12, max_iter: int = 20) -> pin.SE3:
+        """TCP pose for the leg lengths b (6,) by Newton's method on the body twist.
+
+        Starts from ``guess`` or, if None, from the result of this object's previous :meth:`forward` call (home
+        at first).  Iterates ``T <- T * exp6(J(T)^-1 (b - b(T)))`` until ``max |b - b(T)| <= tol`` (metres).
+        Raises :class:`KinematicsError` after ``max_iter`` updates without convergence.  From the previous 1 ms
+        solution it converges in 1-2 updates.
+        """
+        target = self._target
+        target[:] = lengths
+        M = guess if guess is not None else self._fk_last
+        it = 0
+        while True:
+            err = _newton_step(M.rotation, M.translation, self._a, self._p, target, self._L, self._U, self._J,
+                               self._res, self._A, self._delta)
+            if err <= tol:
+                break
+            if it >= max_iter or not math.isfinite(err):
+                raise KinematicsError(
+                    f"forward kinematics did not converge for leg lengths {np.array2string(target, precision=6)} m "
+                    f"(max residual {err:.3g} m after {it} Newton updates); lengths outside the reachable set, a "
+                    "singular pose or a guess too far away")
+            M = M * pin.exp6(self._delta)
+            it += 1
+        if it == 0:
+            M = M.copy()
+        else:
+            _reorthonormalize(M.rotation, self._S3, self._R3)
+        self.last_iterations = it
+        self._fk_last = M
+        return M
+
+    # ----- joints ---------------------------------------------------------------------------------------------
+    def joint_angles(self, pose: pin.SE3, out: np.ndarray | None = None) -> np.ndarray:
+        """Universal-joint deflections (rad), (2, 6): row 0 base joints (leg axis vs world z), row 1 platform
+        joints (leg axis vs platform z)."""
+        if out is None:
+            out = np.empty((2, 6))
+        _joint_angles(pose.rotation, pose.translation, self._a, self._p, self._L, self._U, out)
+        return out
