@@ -8,9 +8,9 @@ rig side for a graph whose other nodes run elsewhere on the same ROS domain:
 
     ros2 launch rths_ros plant.launch.py scenario:=contact_1d plant:=hardware
 """
-from launch import LaunchDescription
 from launch.actions import OpaqueFunction
 
+from launch import LaunchDescription
 from rths_ros.launch_actions import declare_arguments, plant_actions
 
 

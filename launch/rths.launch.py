@@ -13,9 +13,9 @@ rths_ros.launch_actions (the same code `rths run` uses); docs/ros2.md describes 
 """
 from pathlib import Path
 
-from launch import LaunchDescription
 from launch.actions import OpaqueFunction
 
+from launch import LaunchDescription
 from rths_ros.launch_actions import declare_arguments, run_actions
 
 PLANT_LAUNCH = str(Path(__file__).resolve().with_name("plant.launch.py"))

@@ -190,7 +190,7 @@ def recover(bag_dir: Path) -> dict:
     if tmp.exists():
         shutil.rmtree(tmp)
     w = BagWriter(tmp, "mcap")
-    for cid, (topic, msgtype) in sorted(channels.items()):
+    for _cid, (topic, msgtype) in sorted(channels.items()):
         w.add_topic(topic, msgtype)
     text = None
     for cid, t_ns, data in messages:

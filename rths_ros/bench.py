@@ -63,8 +63,8 @@ def _time_replay(fn, m: int, n: int, reset=None) -> dict:
 def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
     """Per-step cost of the gait test's core objects (numerical.model = vpp), each replaying the recorded
     inputs of one virtual trial in the order of the node graph (rths_ros.core.models.gait.rths)."""
-    from rths_ros.core.models.gait import vpp
     from rths_ros.app.vrths import run_virtual
+    from rths_ros.core.models.gait import vpp, vpp_kernels, vpp_params
     rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
     m = rec["force"].shape[0] - 1
     if m < 2:
@@ -76,18 +76,18 @@ def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
     forces = rec["force"]
     out[f"numerical_substructure: VPP sync step ({vp.n_sub} RK4 sub-steps of {1e3 * vp.dt_sub_s:.1f} ms, "
         "events, plate-frame command)"] = _time_replay(
-        lambda k: num.step(forces[k, 0], forces[k, 1], forces[k, 2]), m, n, num.reset)
-    P = vpp.param_vector(vp, amputee=True, foot="external")
+        lambda k: num.step(forces[k]), m, n, num.reset)
+    P = vpp_params.param_vector(vp, amputee=True, foot="external")
     work = vpp._Work()
     box = {}
 
     def kernel_reset():
-        box["st"] = vpp.initial_state(vp, amputee=True, ic=num._ic)
+        box["st"] = vpp.initial_state(vp, amputee=True, ic=num.inner._ic)
 
     def kernel(k):
         st = box["st"]
         work.w[0], work.w[1], work.w[2] = forces[k, 0], forces[k, 1], forces[k, 2]
-        vpp._sync_kernel(st.s, st.c, st.fp, P, work.w, vp.dt_sub_s, vp.n_sub, work.wk, work.cmd)
+        vpp_kernels._sync_kernel(st.s, st.c, st.fp, P, work.w, vp.dt_sub_s, vp.n_sub, work.wk, work.cmd)
     out[f"numerical_substructure: vpp.sync_step kernel alone ({vp.n_sub} sub-steps)"] = _time_replay(
         kernel, m, n, kernel_reset)
     plat = factory.build_gait_platform(s)
@@ -96,7 +96,7 @@ def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
         lambda k: plat.command(q[k + 1], qd[k + 1]), m, n, plat.reset)
     out["stewart_platform: GaitPlatform.achieved (FK)"] = _time_replay(
         lambda k: plat.achieved(rec["b_meas"][k], rec["bdot_meas"][k]), m, n, plat.gi.reset)
-    gf = factory.build_gait_force_processor(s)
+    gf = factory.build_force_path(s)
     out["ft_sensor: GaitForceProcessor.process (FK, sagittal load, CoP)"] = _time_replay(
         lambda k: gf.process(rec["wrench"][k], rec["b_meas"][k]), m, n, gf.reset)
     plant = factory.build_plant(s)
@@ -109,7 +109,7 @@ def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
 def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
     """Per-step cost of each core object on a recorded trajectory of the scenario (virtual run)."""
     from rths_ros.app.vrths import run_virtual
-    if factory.is_gait(s):
+    if factory.family(s) == "gait":
         return bench_core_gait(s, n)
     rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
     m = min(n, rec["k"].size - 1)
@@ -124,7 +124,7 @@ def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
     out = {}
     numerical.reset()
     out["numerical_substructure: NumericalMSD.step (DOP853)"] = _time_calls(
-        lambda i: numerical.step(rec["f_int"][i]), m)
+        lambda i: numerical.step(rec["f_int"][i:i + 1]), m)
 
     def cmd(i):
         q[0], qd[0] = rec["z_cmd"][i + 1], rec["zdot_cmd"][i + 1]
@@ -263,7 +263,6 @@ def _safety_case(name: str, overrides: list[str], out: Path, kill: str | None) -
     lease = DomainLease()
     t = threading.Thread(target=lambda: res.update(r=run_scenario(s, out, progress=False, lease=lease)),
                          daemon=True)
-    t0 = time.monotonic()
     t.start()
     t_kill = None
     if kill:

@@ -284,9 +284,8 @@ def cmd_params(a) -> int:
 
 def cmd_identify(a) -> int:
     """Closed-loop identification of the leg models (seed 000 §4.3.1) on the twin or over the platform link."""
-    from dataclasses import replace
-
     import re
+    from dataclasses import replace
 
     from rths_ros.core.sysid.legs import LinkRig, TwinNoiseParams, TwinRig, identify, sysid_params
     s = scn.load(a.scenario, a.set)
@@ -394,8 +393,8 @@ def cmd_qualify(a) -> int:
     """Stepped sine, Welch PSD and process-model fits of the transfer system on the twin (seed 004 §2-3)."""
     from dataclasses import replace
 
-    from rths_ros.core.sysid.qualification import SteppedSineParams
     from rths_ros.analysis.twin_qualification import qualify
+    from rths_ros.core.sysid.qualification import SteppedSineParams
     s = scn.load(a.scenario, a.set)
     sine = None
     if a.freqs or a.amplitudes:
@@ -445,7 +444,7 @@ def cmd_list(a) -> int:
 
 
 def cmd_face(a) -> int:
-    from rths_ros.analysis.face import main as face_main
+    from rths_ros.analysis.face.cli import main as face_main
     argv = ([a.sweep] if a.sweep else []) + ["--out", a.out, "--workers", str(a.workers)]
     argv += (["--reanalyse"] if a.reanalyse else []) + (["--cluster", a.cluster] if a.cluster else [])
     return face_main(argv, prog="rths face")

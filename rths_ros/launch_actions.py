@@ -19,8 +19,16 @@ import signal
 import time
 from pathlib import Path
 
-from launch.actions import (DeclareLaunchArgument, EmitEvent, ExecuteProcess, IncludeLaunchDescription, LogInfo,
-                            OpaqueFunction, RegisterEventHandler, TimerAction)
+from launch.actions import (
+    DeclareLaunchArgument,
+    EmitEvent,
+    ExecuteProcess,
+    IncludeLaunchDescription,
+    LogInfo,
+    OpaqueFunction,
+    RegisterEventHandler,
+    TimerAction,
+)
 from launch.event_handlers import OnProcessExit, OnProcessStart
 from launch.events import matches_action
 from launch.events.process import SignalProcess
@@ -29,8 +37,21 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from rths_ros.app import scenario as scn
-from rths_ros.launch_support import LAUNCH_ARGUMENTS, PLANT_SIDE_NODES, NodeSpec, analysis_command, default_out, load_for_launch, node_env_overrides, node_specs, parse_bool, parse_overrides, prepare_run_dir, process_specs
 from rths_ros.core.platform.safety import safe_ramp_bound_s
+from rths_ros.launch_support import (
+    LAUNCH_ARGUMENTS,
+    PLANT_SIDE_NODES,
+    NodeSpec,
+    analysis_command,
+    default_out,
+    load_for_launch,
+    node_env_overrides,
+    node_specs,
+    parse_bool,
+    parse_overrides,
+    prepare_run_dir,
+    process_specs,
+)
 from rths_ros.runner import run_aborts
 
 #: the process that runs the analysis after the nodes (named in the launch's output)

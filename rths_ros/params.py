@@ -23,7 +23,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 class ParameterError(ValueError):

@@ -27,10 +27,10 @@ from pathlib import Path
 
 from rths_ros.app import scenario as scn
 from rths_ros.core.platform.safety import safe_ramp_bound_s
-from rths_ros.params import ParameterError
 from rths_ros.launch_support import COMPOSED_EXECUTABLE, NodeSpec, node_env_overrides, prepare_run_dir, process_specs
 from rths_ros.nodes.registry import module_name
-from rths_ros.runtime.processes import node_pids  # noqa: F401  (re-exported: tests and the bench find nodes by run)
+from rths_ros.params import ParameterError
+from rths_ros.runtime.processes import node_pids
 
 DOMAIN_RANGE = range(1, 101)
 PR_SET_PDEATHSIG = 1
@@ -141,7 +141,7 @@ def _tail(path: Path, n: int = 8) -> str:
 
 
 def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, progress: bool = True,
-                 log=print, domain_id: int | None = None, lease: "DomainLease | None" = None) -> RunResult:
+                 log=print, domain_id: int | None = None, lease: DomainLease | None = None) -> RunResult:
     """Run an already validated scenario.  Never leaves a node process behind.
 
     ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
@@ -247,7 +247,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             info = recover(out / "bag")
             note = (f"bag recovered: {info['messages']} messages from {info['chunks']} complete chunks "
                     "(the recorder did not close it)")
-        except Exception as exc:  # noqa: BLE001 - report, never lose the run's result over it
+        except Exception as exc:
             note = f"bag could not be recovered: {exc}"
         result.message = (result.message + "\n" + note).strip()
     aborts = run_aborts(out)

@@ -10,11 +10,11 @@ from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
 
 
-def assert_graph_matches_virtual(bag: Path, name: str, rtol: float = 1e-9):
-    """Read the bag, compare every interface channel with the virtual run of the same scenario (relative to
-    each channel's peak), and return (record, scenario, virtual record)."""
+def assert_graph_matches_virtual(bag: Path, name: str, rtol: float = 1e-9, overrides: list[str] | None = None):
+    """Read the bag, compare every interface channel with the virtual run of the same scenario (``name`` with
+    ``overrides``; relative to each channel's peak), and return (record, scenario, virtual record)."""
     rec, s, _ = record_from_bag(bag)
-    assert s == scn.load(name)
+    assert s == scn.load(name, overrides or [])
     assert rec["missing_samples"] == {"cmd": 0, "state": 0, "force": 0, "legs": 0, "wrench": 0}
     v = run_virtual(s)
     assert not v["aborted"], v["abort_reason"]

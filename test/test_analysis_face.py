@@ -173,7 +173,8 @@ def test_tau_fei_against_tau_add_from_the_shipped_sweep(tmp_path):
     and flattens (the slope of the upper half of the range is below 0.8 x that of the lower half, which
     is itself below 0.8).  The plot is written from face.json alone as well."""
     spec, raw = face.load_sweep(SWEEPS / "spring_11_3_1.yaml")
-    res = face.run_sweep(spec, tmp_path / "o", workers=2, raw=raw, progress=None)
+    res = face.run_sweep(spec, tmp_path / "o", face.make_runner(spec, tmp_path / "o"), workers=2, raw=raw,
+                         progress=None)
     tf = res["tau_fei"]
     x, ad, st = (np.array(tf[k]) for k in ("tau_add_s", "adapted_s", "standard_s"))
     assert x[0] == 0.0 and x[-1] == pytest.approx(0.022) and x.size == 18
@@ -219,7 +220,8 @@ def test_shipped_linear_sweeps_hold_the_thesis_settings(fname):
 
 def _system_sweep(fname, tmp_path, workers=2):
     spec, raw = face.load_sweep(SWEEPS / fname)
-    return face.run_sweep(spec, tmp_path / spec.name, workers=workers, raw=raw, progress=None)
+    return face.run_sweep(spec, tmp_path / spec.name, face.make_runner(spec, tmp_path / spec.name),
+                          workers=workers, raw=raw, progress=None)
 
 
 def test_face_12_1_4_magnitude(tmp_path):
@@ -253,13 +255,14 @@ def test_scenario_runner_vrths_backend(tmp_path):
     data = {"name": "contact", "runner": "vrths", "scenario": "contact_1d", "overrides": {"loop.duration_s": 0.5},
             "vary": {"parameter": "sim_plant.command_delay_steps", "values": [0, 3, 6, 9]},
             "e": {"measure": "e_track_rel"}, "q": {"measure": "peak_amplitude"}, "fit": {"degree": 1}}
-    res = face.run_sweep(face.sweep_from_data(data), tmp_path, progress=None)
+    spec = face.sweep_from_data(data)
+    res = face.run_sweep(spec, tmp_path, face.make_runner(spec, tmp_path), progress=None)
     e = [p["e"] for p in res["points"]]
     assert all(p["used"] for p in res["points"])
     assert e[0] < e[1] < e[2] < e[3]
     # the contact test's reference solution z^r is the runner's reference: its tracking error is zero
-    ref = face.run_sweep(face.sweep_from_data({**data, "reference": {"source": "runner"}}), tmp_path / "r",
-                         progress=None)
+    rspec = face.sweep_from_data({**data, "reference": {"source": "runner"}})
+    ref = face.run_sweep(rspec, tmp_path / "r", face.make_runner(rspec, tmp_path / "r"), progress=None)
     assert ref["q_ref"] > 0 and (tmp_path / "r" / "points" / "reference.npz").exists()
     walker = face.ScenarioPointRunner("contact_1d", {"numerical.model": "vpp",
                                                      "sim_plant.specimen_kind": "prosthetic_foot"})

@@ -8,8 +8,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rths_ros.analysis.gait import (GaitRecord, animate_stick_figure, contact_events, gait_metrics, plot_gait,
-                                    plot_reproducibility, reproducibility_stats)
+from rths_ros.analysis.gait import (
+    GaitRecord,
+    animate_stick_figure,
+    contact_events,
+    gait_metrics,
+    plot_gait,
+    plot_reproducibility,
+    reproducibility_stats,
+)
 
 M, L0, G = 30.0, 1.0, 9.81      # Table A.7 subject: 30 kg, 1 m legs
 BW = M * G

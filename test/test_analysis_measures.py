@@ -129,8 +129,8 @@ def test_robust_indicator_from_an_identified_actuator():
     measured FRF lines P^(jw) themselves.  Both give the Table 4.1 model's indicator within 0.5 dB and the
     thesis's verdicts: only system 2 with VFF is robustly performing (< -20 dB), and system 1 without VFF
     is not even robustly stable (> 0 dB) although its tests are stable."""
-    from rths_ros.core.plant import legs
     from rths_ros.core.methods.linear_vrths import system
+    from rths_ros.core.plant import legs
     from rths_ros.core.sysid.legs import SysIdParams, TwinNoiseParams, TwinRig, identify
 
     ident = identify(TwinRig(noise=TwinNoiseParams(seed=3)), SysIdParams(band_duration_s=4.0, legs=[2]))

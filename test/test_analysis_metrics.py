@@ -14,8 +14,15 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.metrics import (
-    MetricsParams, compute_metrics, contact_events, dominant_frequency, energy, judge_stability,
-    power_flows, relative_rms_error, rms,
+    MetricsParams,
+    compute_metrics,
+    contact_events,
+    dominant_frequency,
+    energy,
+    judge_stability,
+    power_flows,
+    relative_rms_error,
+    rms,
 )
 from rths_ros.analysis.plots import DPI, plot_overlay, plot_run
 from rths_ros.analysis.report import write_metrics_json, write_report

@@ -11,12 +11,12 @@ from scipy import signal
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import reference_for
 from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import VirtualRun, run_virtual
 from rths_ros.core.learning.aff.fxlms import FxlmsAff
 from rths_ros.core.learning.aff.params import AffParams
 from rths_ros.core.learning.aff.secondary_path import SecondaryPath, closed_loop_tf
 from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams, closed_loop_frf
 from rths_ros.params import ParameterError, build
-from rths_ros.app.vrths import VirtualRun, run_virtual
 
 DT = 1e-3
 HOME = np.array([0.70, 0.71, 0.69, 0.705, 0.695, 0.70])

@@ -13,15 +13,22 @@ import numpy as np
 import pytest
 from scipy import signal
 
+from rths_ros.core.models.building import benchmark as brun
+from rths_ros.core.models.building import data as bdata
+from rths_ros.core.models.building import kernels as bkern
 from rths_ros.core.models.building import structure as bld
+from rths_ros.core.models.building.tracking_controller import (
+    PassThroughController,
+    ReferenceController,
+    ReferenceControllerParams,
+    TrackingController,
+)
 from rths_ros.params import ParameterError
-from rths_ros.core.models.building.tracking_controller import (PassThroughController, ReferenceController,
-                                               ReferenceControllerParams, TrackingController)
 
 
 @pytest.fixture(scope="module")
 def nominal():
-    return bld.run_benchmark(1, "elcentro")
+    return brun.run_benchmark(1, "elcentro")
 
 
 def _fft_peak(t, s, lo=5.2, hi=36.8):
@@ -68,8 +75,8 @@ def test_zoh_discretisation_keeps_dc_gain_and_poles():
 def test_cases_data_modal_damping_and_masses():
     masses = {1: 1000.0, 2: 1100.0, 3: 1300.0, 4: 1000.0}
     zetas = {1: 0.05, 2: 0.04, 3: 0.03, 4: 0.03}
-    for case in bld.CASES:
-        d = bld.load_case(case)
+    for case in bdata.CASES:
+        d = bdata.load_case(case)
         np.testing.assert_allclose(np.diag(d["M"]), masses[case])
         # C is classical: Phi^T C Phi = diag(2 zeta w) with the mass-normalised modes
         w2, phi = np.linalg.eig(np.linalg.solve(d["M"], d["K"]))
@@ -108,11 +115,11 @@ def test_sensor_noise_rms_matches_specification():
     assert np.std(meas[:, 0]) == pytest.approx(0.016e-3, rel=0.03)
     assert np.std(meas[:, 1]) == pytest.approx(2.18, rel=0.03)
     # quantisation: 18 bit over +-3.8 V at 7.89 mm/V and saturation at the range
-    q = bld._quantise(0.1, 7.89e-3, 7.6 / 2 ** 18, 3.8)
+    q = bkern._quantise(0.1, 7.89e-3, 7.6 / 2 ** 18, 3.8)
     assert q == pytest.approx(3.8 * 7.89e-3)
     lsb_m = 7.6 / 2 ** 18 * 7.89e-3
     x = 1.234567e-3
-    assert abs(bld._quantise(x, 7.89e-3, 7.6 / 2 ** 18, 3.8) - x) <= 0.5 * lsb_m + 1e-18
+    assert abs(bkern._quantise(x, 7.89e-3, 7.6 / 2 ** 18, 3.8) - x) <= 0.5 * lsb_m + 1e-18
 
 
 # ------------------------------------------------------------------------------------- perturbed
@@ -131,9 +138,9 @@ def test_perturbed_plants_differ_per_seed_and_are_reproducible():
 
 
 def test_perturbed_runs_reproducible_and_different():
-    r1 = bld.run_benchmark(1, "elcentro", perturbed_seed=7, duration_s=12.0)
-    r2 = bld.run_benchmark(1, "elcentro", perturbed_seed=7, duration_s=12.0)
-    r3 = bld.run_benchmark(1, "elcentro", perturbed_seed=8, duration_s=12.0)
+    r1 = brun.run_benchmark(1, "elcentro", perturbed_seed=7, duration_s=12.0)
+    r2 = brun.run_benchmark(1, "elcentro", perturbed_seed=7, duration_s=12.0)
+    r3 = brun.run_benchmark(1, "elcentro", perturbed_seed=8, duration_s=12.0)
     np.testing.assert_array_equal(r1["x_m"], r2["x_m"])
     assert r1["J"] == r2["J"]
     assert not np.array_equal(r1["x_m"], r3["x_m"])
@@ -155,7 +162,7 @@ def test_nominal_case1_stable_finite_reproducible(nominal):
     # the sample controller tracks: a few ms of delay, ~10 % RMS tracking error
     assert 1.0 < r["J"]["J1"] < 10.0
     assert r["J"]["J2"] < 20.0
-    again = bld.run_benchmark(1, "elcentro")
+    again = brun.run_benchmark(1, "elcentro")
     for key in ("x_m", "f_m", "u", "y"):
         np.testing.assert_array_equal(again[key], r[key])
     assert again["J"] == r["J"]
@@ -171,8 +178,8 @@ def test_nominal_case1_matches_seed_fft_numbers(nominal):
 
 
 def test_per_step_loop_equals_compiled_loop():
-    fast = bld.run_benchmark(2, "kobe", perturbed_seed=4, duration_s=15.0, fast=True)
-    slow = bld.run_benchmark(2, "kobe", perturbed_seed=4, duration_s=15.0, fast=False)
+    fast = brun.run_benchmark(2, "kobe", perturbed_seed=4, duration_s=15.0, fast=True)
+    slow = brun.run_benchmark(2, "kobe", perturbed_seed=4, duration_s=15.0, fast=False)
     for key in ("u", "u_applied", "x_m", "f_m", "x", "f", "f_act", "y"):
         np.testing.assert_array_equal(fast[key], slow[key])
 
@@ -180,8 +187,8 @@ def test_per_step_loop_equals_compiled_loop():
 def test_per_step_objects_follow_the_documented_timing():
     """Drive the three objects by hand, as a ROS graph would, and compare with run_benchmark."""
     p = bld.benchmark_params(4, "morgan", duration_s=8.0)
-    ref = bld.run_benchmark(4, "morgan", duration_s=8.0)
-    ag = bld.ground_motion(p)
+    ref = brun.run_benchmark(4, "morgan", duration_s=8.0)
+    ag = brun.ground_motion(p)
     num, plant, ctrl = bld.NumericalSubstructure(p), bld.ServoHydraulicPlant(p), ReferenceController()
     xm, fm = plant.measure()
     y1 = num.command
@@ -196,18 +203,18 @@ def test_per_step_objects_follow_the_documented_timing():
 
 def test_all_cases_and_earthquakes_run():
     for case, eq in ((1, "kobe"), (2, "morgan"), (3, "elcentro"), (4, "kobe")):
-        r = bld.run_benchmark(case, eq, duration_s=10.0)
+        r = brun.run_benchmark(case, eq, duration_s=10.0)
         assert r["params"].case == case and r["params"].earthquake == eq
         assert not r["aborted"]
         assert all(np.isfinite(r["J"][f"J{i}"]) for i in range(1, 10))
 
 
 def test_capacity_exceeded_aborts():
-    r = bld.run_benchmark(1, "elcentro", force_capacity_n=500.0)
+    r = brun.run_benchmark(1, "elcentro", force_capacity_n=500.0)
     assert r["aborted"] and "step" in r["abort_reason"]
     assert r["t"].size < 41 * 4096
     assert "J" not in r
-    slow = bld.run_benchmark(1, "elcentro", force_capacity_n=500.0, fast=False, duration_s=r["t"][-1] + 1.0)
+    slow = brun.run_benchmark(1, "elcentro", force_capacity_n=500.0, fast=False, duration_s=r["t"][-1] + 1.0)
     assert slow["aborted"] and slow["t"].size == r["t"].size
 
 
@@ -252,25 +259,25 @@ class _UserPI(TrackingController):
 
 
 def test_user_controller_drops_in():
-    ref = bld.run_benchmark(1, "elcentro", duration_s=12.0)
-    user = bld.run_benchmark(1, "elcentro", _UserPI(), duration_s=12.0)
+    ref = brun.run_benchmark(1, "elcentro", duration_s=12.0)
+    user = brun.run_benchmark(1, "elcentro", _UserPI(), duration_s=12.0)
     np.testing.assert_allclose(user["x_m"], ref["x_m"], atol=1e-9)
     assert user["J"]["J2"] == pytest.approx(ref["J"]["J2"], rel=1e-4)
-    slower = bld.run_benchmark(1, "elcentro", _UserPI(ki=40.0), duration_s=12.0)
+    slower = brun.run_benchmark(1, "elcentro", _UserPI(ki=40.0), duration_s=12.0)
     assert slower["J"]["J1"] > ref["J"]["J1"]           # less integral action -> more delay
     with pytest.raises(ParameterError, match="fast"):
-        bld.run_benchmark(1, "elcentro", _UserPI(), duration_s=1.0, fast=True)
+        brun.run_benchmark(1, "elcentro", _UserPI(), duration_s=1.0, fast=True)
 
 
 def test_pass_through_is_worse_than_reference():
-    r = bld.run_benchmark(1, "elcentro", PassThroughController(), duration_s=12.0)
-    ref = bld.run_benchmark(1, "elcentro", duration_s=12.0)
+    r = brun.run_benchmark(1, "elcentro", PassThroughController(), duration_s=12.0)
+    ref = brun.run_benchmark(1, "elcentro", duration_s=12.0)
     assert r["aborted"] or r["J"]["J1"] > 3 * ref["J"]["J1"]
     assert ReferenceControllerParams().kp == 2.0
 
 
 def test_run_perturbed_tabulates():
-    out = bld.run_perturbed(1, runs=3, duration_s=10.0)
+    out = brun.run_perturbed(1, runs=3, duration_s=10.0)
     assert out["table"].shape == (3, 9)
     assert out["seeds"] == [1, 2, 3]
     assert len({pv.k_e for pv in out["plants"]}) == 3

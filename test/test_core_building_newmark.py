@@ -12,14 +12,15 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.models.building.criteria import CRITERIA, evaluate_record
-from rths_ros.core.models.building import structure as bld
 from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual
+from rths_ros.core.models.building import benchmark as brun
+from rths_ros.core.models.building import structure as bld
+from rths_ros.core.models.building.criteria import CRITERIA, evaluate_record
 from rths_ros.core.models.building.rths import core_params
+from rths_ros.core.models.building.tracking_controller import ReferenceController
 from rths_ros.core.numerics.newmark import amplification_matrix, iteration_inverse, newmark_sample
 from rths_ros.params import ParameterError
-from rths_ros.core.models.building.tracking_controller import ReferenceController
-from rths_ros.app.vrths import run_virtual
 
 NEWMARK = ("average_acceleration", "central_difference")
 BETA = {"average_acceleration": 0.25, "central_difference": 0.0}
@@ -157,7 +158,7 @@ def test_integrator_validation_names_key_value_and_choices():
 # ------------------------------------------------------------------------------------- runs
 @pytest.fixture(scope="module")
 def runs():
-    return {s: bld.run_benchmark(1, "elcentro", integrator=s) for s in ("zoh",) + NEWMARK}
+    return {s: brun.run_benchmark(1, "elcentro", integrator=s) for s in ("zoh",) + NEWMARK}
 
 
 def _j(rec):
@@ -197,7 +198,7 @@ def _hand_run(integrator, mode):
     the previous sample's inputs (half a sample later); 'new_level': it is stepped after the plant with the force
     measured at the new sample and a_g,k+1 (seed 001 eq. 2.48 with the force of t_{k+1})."""
     p = bld.benchmark_params(integrator=integrator)
-    ag = bld.ground_motion(p)
+    ag = brun.ground_motion(p)
     n = ag.size
     ag1 = np.append(ag, 0.0)
     num, plant, ctrl = bld.NumericalSubstructure(p), bld.ServoHydraulicPlant(p), ReferenceController()
@@ -214,7 +215,7 @@ def _hand_run(integrator, mode):
         else:
             xm, fm = plant.step(u)
             num.step(fm, ag1[k + 1])
-    rec = {"t": np.arange(n) * p.dt_s, "y": y, "x_m": xmr, "x_r": bld.reference_response(p, ag), "a_g": ag}
+    rec = {"t": np.arange(n) * p.dt_s, "y": y, "x_m": xmr, "x_r": brun.reference_response(p, ag), "a_g": ag}
     return np.array([evaluate_record(rec)[c] for c in CRITERIA])
 
 
@@ -232,8 +233,8 @@ def test_the_j_differences_are_the_coupling_time_level(runs):
 
 @pytest.mark.parametrize("scheme", NEWMARK)
 def test_compiled_loop_equals_per_step_loop(scheme):
-    fast = bld.run_benchmark(3, "kobe", perturbed_seed=2, duration_s=8.0, integrator=scheme, fast=True)
-    slow = bld.run_benchmark(3, "kobe", perturbed_seed=2, duration_s=8.0, integrator=scheme, fast=False)
+    fast = brun.run_benchmark(3, "kobe", perturbed_seed=2, duration_s=8.0, integrator=scheme, fast=True)
+    slow = brun.run_benchmark(3, "kobe", perturbed_seed=2, duration_s=8.0, integrator=scheme, fast=False)
     for key in ("u", "x_m", "f_m", "y"):
         np.testing.assert_array_equal(fast[key], slow[key])
 
@@ -243,7 +244,7 @@ def test_scenario_key_reaches_the_graph_objects():
     in the numerical node) equals run_benchmark with the same parameters, sample for sample."""
     s = scn.load("benchmark_building", ["loop.duration_s=2.0", "numerical.building.integrator=average_acceleration"])
     v = run_virtual(s)
-    core = bld.run_benchmark(params=core_params(s.numerical.building, s.loop.duration_s))
+    core = brun.run_benchmark(params=core_params(s.numerical.building, s.loop.duration_s))
     assert core["params"].integrator == "average_acceleration"
     for key in ("x_m", "f_m", "y"):
         assert np.array_equal(core[key], v[key]), key

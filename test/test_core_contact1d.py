@@ -11,8 +11,13 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
-from rths_ros.core.models.contact1d.model import (Contact1DParams, NumericalMSD, contact_events, reference_solution,
-                                     suspension)
+from rths_ros.core.models.contact1d.model import (
+    Contact1DParams,
+    NumericalMSD,
+    contact_events,
+    reference_solution,
+    suspension,
+)
 from rths_ros.core.numerics.integrators import DOP853, RK4, AffineHarmonicRK, erk_step, integrate_fixed
 from rths_ros.params import ParameterError, build
 
@@ -51,7 +56,7 @@ def test_affine_harmonic_kernel_matches_generic_step_and_exact_solution():
     s = np.array([0.0, -0.7])
     w = 2.0 * math.pi * 0.25
     rk = AffineHarmonicRK(A, b, c, s, w)
-    fun = lambda t, y: A @ y + b + c * math.cos(w * t) + s * math.sin(w * t)  # noqa: E731
+    fun = lambda t, y: A @ y + b + c * math.cos(w * t) + s * math.sin(w * t)
     y = np.array([1e-3, -2e-2])
     t, h = 0.37, 1e-3
     np.testing.assert_allclose(rk.step(t, y, h), erk_step(fun, t, y, h), rtol=0, atol=1e-16)

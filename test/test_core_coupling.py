@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.metrics import compute_metrics
-from rths_ros.app import scenario as scn
-from rths_ros.core.methods.coupling import CommandShaper, CouplingParams, PredictionStageParams, TdcStageParams
-from rths_ros.params import ParameterError
-from rths_ros.core.methods.tdc import ProcessModelParams
 from rths_ros.analysis.twin_qualification import fit_unit_gain
+from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
+from rths_ros.core.methods.coupling import CommandShaper, CouplingParams, PredictionStageParams, TdcStageParams
+from rths_ros.core.methods.tdc import ProcessModelParams
+from rths_ros.params import ParameterError
 
 C = "platform.commander.coupling"
 
@@ -35,8 +35,8 @@ def test_prediction_stage_is_exact_for_a_quadratic():
     dt, tau = 1e-3, 0.05
     sh = CommandShaper(CouplingParams(prediction=PredictionStageParams(enabled=True, order=2, window_s=0.02,
                                                                        n_samples=21, horizon_s=tau)), 1)
-    x = lambda t: 0.3 * t * t - 0.02 * t + 0.001      # noqa: E731
-    v = lambda t: 0.6 * t - 0.02                       # noqa: E731
+    x = lambda t: 0.3 * t * t - 0.02 * t + 0.001
+    v = lambda t: 0.6 * t - 0.02
     for k in range(60):
         t = k * dt
         q, qd = sh.shape(np.array([x(t)]), np.array([v(t)]))

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
+from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
 from rths_ros.core.platform.force_processing import ForceProcessor, ForceProcessorParams
 from rths_ros.core.platform.interface import InterfaceMap
-from rths_ros.params import ParameterError, build
-from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
 from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.params import ParameterError, build
 
 M_EXP, G, K_EXP, H0 = 0.38, 9.81, 8650.0, 0.01
 W = M_EXP * G
@@ -60,7 +60,7 @@ def test_tare_removes_the_bias_but_keeps_the_static_weight():
     n = 200
     fp = ForceProcessor(ForceProcessorParams(tare=True, tare_samples=n))
     rng = np.random.default_rng(0)
-    for i in range(n):
+    for _i in range(n):
         assert not fp.tared
         out = fp.process(_wrench(-W, bias) + 0.02 * rng.standard_normal(6))
         assert out == (W, W, False)               # during the tare window: flight value

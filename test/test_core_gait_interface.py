@@ -8,11 +8,16 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from rths_ros.core.models.gait.interface import (GaitInterface, GaitInterfaceParams, WrenchLimitViolation,
-                                          leg_unit_vectors, rot_x)
-from rths_ros.params import ParameterError, build
+from rths_ros.core.models.gait.interface import (
+    GaitInterface,
+    GaitInterfaceParams,
+    WrenchLimitViolation,
+    leg_unit_vectors,
+    rot_x,
+)
 from rths_ros.core.platform.commander import LimitViolation
 from rths_ros.core.platform.stewart import StewartGeometryParams, StewartKinematics
+from rths_ros.params import ParameterError, build
 
 H0F = 0.16  # h_0f, Table A.7
 
@@ -35,9 +40,10 @@ def stance_command(alpha_deg, y, dx=0.0):
     return np.array([-y / math.tan(a) + dx, y, a])
 
 
-def pinocchio_sensor_wrench(gi, q, f_g, c_g, free_moment_g=np.zeros(3), x_ref=0.0):
+def pinocchio_sensor_wrench(gi, q, f_g, c_g, free_moment_g=None, x_ref=0.0):
     """Independent construction: force f_g (G axes) acting at point c_g on the foot plus a free moment,
     expressed as the wrench on the sensor (S axes, about the S origin) with pinocchio's SE3 action."""
+    free_moment_g = np.zeros(3) if free_moment_g is None else free_moment_g
     T_g_s = gi.ground_pose.inverse() * gi.tcp_pose(q, x_ref) * pin.SE3(np.eye(3), np.array(gi.params.sensor_offset_m))
     f_at_c = pin.Force(np.asarray(f_g, float), np.asarray(free_moment_g, float))  # in a frame at c, G axes
     T_g_c = pin.SE3(np.eye(3), np.asarray(c_g, float))

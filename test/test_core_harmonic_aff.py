@@ -7,14 +7,34 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.learning.aff.harmonic import (CF_LEN, FS_A_G, FS_A_MU, HarmonicAff, HarmonicAffParams,
-                                        PowerFlowSupervisor, basis_matrix, h_from_p_tilde, p_matrix, p_tilde_from_h,
-                                        qrrls_update, theta_tilde, time_per_sample)
-from rths_ros.core.learning.aff.harmonic import _regressor_adapt, _regressor_ident, _basis
-from rths_ros.core.methods.lumped_mass import (H_REF_SEED, LumpedMassParams, convergence_time, fit_harmonic,
-                                       gap_envelope, h_ref, h_ref_discrete, simulate)
+from rths_ros.core.learning.aff.harmonic import (
+    HarmonicAff,
+    _basis,
+    _regressor_adapt,
+    basis_matrix,
+    p_matrix,
+    time_per_sample,
+)
+from rths_ros.core.learning.aff.harmonic_identification import (
+    _regressor_ident,
+    h_from_p_tilde,
+    p_tilde_from_h,
+    qrrls_update,
+    theta_tilde,
+)
+from rths_ros.core.learning.aff.harmonic_params import CF_LEN, FS_A_G, FS_A_MU, HarmonicAffParams
+from rths_ros.core.learning.aff.harmonic_supervisor import PowerFlowSupervisor
+from rths_ros.core.methods.lumped_mass import (
+    H_REF_SEED,
+    LumpedMassParams,
+    convergence_time,
+    fit_harmonic,
+    gap_envelope,
+    h_ref,
+    h_ref_discrete,
+    simulate,
+)
 from rths_ros.params import ParameterError, build
-
 
 # ----------------------------------------------------------------------------------------------
 # parameters and rearrangements (eq. 5.13/5.14, App. D.1)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from rths_ros.app import scenario
-from rths_ros.core.models.contact1d.model import Contact1DParams
-from rths_ros.core.learning.ilc.learner import IlcParams, PdIlc, divergence_rule, q_filter_magnitude
 from rths_ros.core.learning.ilc.convergence import ilc_convergence, inner_feedforward_sensitivity
+from rths_ros.core.learning.ilc.learner import IlcParams, PdIlc, divergence_rule, q_filter_magnitude
+from rths_ros.core.models.contact1d.model import Contact1DParams
 from rths_ros.core.plant.legs import LegCascadeParams, LegPlantParams
 from rths_ros.params import ParameterError
 

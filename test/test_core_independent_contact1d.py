@@ -15,10 +15,10 @@ from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import reference_for
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
-from rths_ros.core.models.contact1d.model import Contact1DParams, reference_solution, suspension
-from rths_ros.core.models.contact1d.independent import IndependentContact1DParams, IndependentMSD
-from rths_ros.params import ParameterError
 from rths_ros.app.vrths import run_virtual
+from rths_ros.core.models.contact1d.independent import IndependentContact1DParams, IndependentMSD
+from rths_ros.core.models.contact1d.model import Contact1DParams, reference_solution, suspension
+from rths_ros.params import ParameterError
 
 NAME = "contact_1d_independent"
 P = Contact1DParams()
@@ -140,7 +140,7 @@ def test_rest_reset_and_steps_checked():
         scn.load(NAME, ["numerical.independent.scheme=implicit"])
     with pytest.raises(ParameterError, match="main_step_s"):
         factory.build_numerical(scn.load(NAME, ["numerical.independent.main_step_s=0.0025"]))
-    assert isinstance(factory.build_numerical(scn.load(NAME)), IndependentMSD)
+    assert isinstance(factory.build_numerical(scn.load(NAME)).inner, IndependentMSD)
 
 
 def _in_loop(sets):

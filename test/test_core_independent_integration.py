@@ -9,12 +9,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ros.core.numerics.independent_integration import (ContactExampleParams, IndependentIntegrationParams,
-                                                   IndependentIntegrator, LinearEulerModel,
-                                                   euler_contact_amplification, held, rebound_depths,
-                                                   rebound_metrics, rebounds, run_independent,
-                                                   simulate_explicit_euler, simulate_independent,
-                                                   simulate_reference)
+from rths_ros.core.numerics.independent_integration import (
+    ContactExampleParams,
+    IndependentIntegrationParams,
+    IndependentIntegrator,
+    LinearEulerModel,
+    euler_contact_amplification,
+    held,
+    rebound_depths,
+    rebound_metrics,
+    rebounds,
+    run_independent,
+    simulate_explicit_euler,
+    simulate_independent,
+    simulate_reference,
+)
 from rths_ros.params import ParameterError, build
 
 P = ContactExampleParams()
@@ -42,8 +51,8 @@ def test_constant_force_equals_explicit_euler(H, alpha, reference_mode):
     C = 0.01 * K
     G = np.array([[0.0, 1.0]])
     ip = IndependentIntegrationParams(main_step_s=H, alpha=alpha, reference=reference_mode)
-    fext = lambda t: np.array([1.0, 0.0])  # noqa: E731
-    const = lambda y, t: np.array([-0.4])  # noqa: E731
+    fext = lambda t: np.array([1.0, 0.0])
+    const = lambda y, t: np.array([-0.4])
     out = run_independent(LinearEulerModel(M, C, K, G), ip, const, fext, 1.0)
     euler = LinearEulerModel(M, C, K, G)
     ref = [euler.G @ euler.x]

@@ -9,8 +9,16 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from rths_ros.analysis import measures as ms
-from rths_ros.core.methods.linear_vrths import (SYSTEMS, LinearPointRunner, LinearVrthsParams, reference_frequency_hz,
-                                        reference_solution, simulate, static_offset_m, system)
+from rths_ros.core.methods.linear_vrths import (
+    SYSTEMS,
+    LinearPointRunner,
+    LinearVrthsParams,
+    reference_frequency_hz,
+    reference_solution,
+    simulate,
+    static_offset_m,
+    system,
+)
 from rths_ros.params import ParameterError, build
 
 DT = 1e-3

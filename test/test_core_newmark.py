@@ -6,9 +6,17 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.numerics.newmark import (AverageAcceleration, CentralDifference, NewmarkParams, amplification_matrix,
-                                   iteration_inverse, make_integrator, newmark_mdof_step, newmark_sample,
-                                   newmark_sdof_step)
+from rths_ros.core.numerics.newmark import (
+    AverageAcceleration,
+    CentralDifference,
+    NewmarkParams,
+    amplification_matrix,
+    iteration_inverse,
+    make_integrator,
+    newmark_mdof_step,
+    newmark_sample,
+    newmark_sdof_step,
+)
 from rths_ros.params import ParameterError, build
 
 

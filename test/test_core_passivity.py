@@ -14,9 +14,9 @@ import pytest
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import reference_for
 from rths_ros.app import scenario as scn
-from rths_ros.params import ParameterError, build
-from rths_ros.core.methods.passivity import PassivityController, PassivityParams, lowpass_gain
 from rths_ros.app.vrths import VirtualRun, run_virtual
+from rths_ros.core.methods.passivity import PassivityController, PassivityParams, lowpass_gain
+from rths_ros.params import ParameterError, build
 
 DT = 1e-3
 STATE = ("p_num_ts", "p_ts_exp", "p_error", "p_tot", "p_error_filtered", "p_tot_filtered",

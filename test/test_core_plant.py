@@ -2,13 +2,12 @@
 import numpy as np
 import pytest
 
-from rths_ros.core.platform.interface import InterfaceMap
-from rths_ros.core.plant.legs import (CASCADE_PRESETS, LegCascade, LegCascadeParams, LegPlantParams,
-                                closed_loop_frf)
-from rths_ros.params import ParameterError, build
+from rths_ros.core.plant.legs import CASCADE_PRESETS, LegCascade, LegCascadeParams, LegPlantParams, closed_loop_frf
 from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
 from rths_ros.core.plant.specimen import Specimen1D, Specimen1DParams
+from rths_ros.core.platform.interface import InterfaceMap
 from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.params import ParameterError, build
 
 DT = 1e-3
 M_EXP, K_EXP, H0, G = 0.38, 8650.0, 0.01, 9.81

@@ -11,10 +11,16 @@ import math
 import numpy as np
 import pytest
 
+from rths_ros.core.methods.prediction import (
+    PolynomialPredictor,
+    PredictorParams,
+    fixed_predictor_weights,
+    predictor_frequency_response,
+    usable_bandwidth_hz,
+    window_predictor_weights,
+    window_sample_times,
+)
 from rths_ros.params import ParameterError, build
-from rths_ros.core.methods.prediction import (PolynomialPredictor, PredictorParams, fixed_predictor_weights,
-                                      predictor_frequency_response, usable_bandwidth_hz, window_predictor_weights,
-                                      window_sample_times)
 
 
 def test_fixed_predictor_n2_m2_is_3_m3_1():
@@ -22,7 +28,7 @@ def test_fixed_predictor_n2_m2_is_3_m3_1():
     # gain c_AFP scales, and a least-squares fit (M > N) still reproduces polynomials of order N exactly
     np.testing.assert_allclose(fixed_predictor_weights(2, 2, 1.0, gain=1.1), [3.3, -3.3, 1.1], atol=1e-12)
     w = fixed_predictor_weights(2, 6, 2.5)
-    y = lambda t: 0.3 - 2 * t + 0.7 * t * t  # noqa: E731
+    y = lambda t: 0.3 - 2 * t + 0.7 * t * t
     assert w @ y(-np.arange(7.0)) == pytest.approx(y(2.5), abs=1e-10)
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams, rot_z
-from rths_ros.params import ParameterError, build
 from rths_ros.core.plant.prosthetic_foot import ProstheticFoot, ProstheticFootParams
+from rths_ros.params import ParameterError, build
 
 K_F = 4950.0   # N/m, §16.2
 H0F = 0.16

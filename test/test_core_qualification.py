@@ -8,9 +8,16 @@ import numpy as np
 import pytest
 from scipy import signal
 
+from rths_ros.core.sysid.qualification import (
+    SteppedSineParams,
+    fit_process_model,
+    fourier_coefficient,
+    plot_frf,
+    snap_frequency,
+    stepped_sine,
+    welch_psd,
+)
 from rths_ros.params import ParameterError, build
-from rths_ros.core.sysid.qualification import (SteppedSineParams, fit_process_model, fourier_coefficient, plot_frf,
-                                         snap_frequency, stepped_sine, welch_psd)
 
 DT = 1e-3
 # known plant: second-order lag (40 Hz, zeta 0.3) plus a 3 ms delay, ZOH-discretised at 1 kHz

@@ -5,10 +5,15 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from rths_ros.core.platform.commander import (
+    LegCommandArrays,
+    LimitViolation,
+    PlatformCommander,
+    PlatformCommanderParams,
+)
 from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.params import ParameterError, build
-from rths_ros.core.platform.commander import LegCommandArrays, LimitViolation, PlatformCommander, PlatformCommanderParams
 from rths_ros.core.platform.stewart import KinematicsError, StewartGeometryParams, StewartKinematics
+from rths_ros.params import ParameterError, build
 
 # documented test workspace around home: translations +-50 mm, rotation-vector components +-5 deg
 WS_TRANS_M = 0.05
@@ -215,7 +220,7 @@ def test_leg_rates_are_the_time_derivative_of_leg_lengths(kin):
         amp = np.array([0.02, 0.015, 0.03, 0.04, 0.05, 0.06])
         f = np.array([0.9, 1.1, 1.3, 0.7, 1.9, 1.5])
 
-        def q_of(t):
+        def q_of(t, amp=amp, f=f):
             return amp * np.sin(2 * np.pi * f * t + 0.3), amp * 2 * np.pi * f * np.cos(2 * np.pi * f * t + 0.3)
 
         h = 1e-6

@@ -4,15 +4,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.core.plant.legs import LegCascade, LegPlantParams
-from rths_ros.params import ParameterError, build
 from rths_ros.app.scenario import from_data
+from rths_ros.core.plant.legs import LegCascade, LegPlantParams
 from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
+from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
 from rths_ros.core.platform.stewart import StewartGeometryParams, StewartKinematics
-from rths_ros.core.sysid.legs import (InjectableLegCascade, LinkRig, SysIdParams, TwinNoiseParams, TwinRig,
-                                 estimate_frf, fit_leg_model, identify, load_plant_config, segmented_multisine,
-                                 sysid_params)
+from rths_ros.core.sysid.legs import (
+    InjectableLegCascade,
+    LinkRig,
+    SysIdParams,
+    TwinNoiseParams,
+    TwinRig,
+    estimate_frf,
+    fit_leg_model,
+    identify,
+    load_plant_config,
+    segmented_multisine,
+    sysid_params,
+)
+from rths_ros.params import ParameterError, build
 
 # Table 4.1 of seed 000: k_i w_c,i [m/(A s^2)] and w_c,i [rad/s]
 TABLE_4_1_NUM = (1011.0, 1053.1, 1123.5, 780.9, 988.1, 1070.9)

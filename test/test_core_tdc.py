@@ -7,11 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.params import ParameterError, build
 from rths_ros.core.methods.prediction import PredictorParams
+from rths_ros.core.methods.tdc import (
+    InverseModelFeedforward,
+    ProcessModelParams,
+    TDCParams,
+    TransferDynamicsCancellation,
+    blend_force,
+)
 from rths_ros.core.sysid.qualification import fit_process_model
-from rths_ros.core.methods.tdc import (InverseModelFeedforward, ProcessModelParams, TDCParams, TransferDynamicsCancellation,
-                               blend_force)
+from rths_ros.params import ParameterError, build
 
 DT = 1e-3
 W0 = 2 * math.pi * 25.0
@@ -140,12 +145,12 @@ def test_switches_engage_and_trip_ramps_gamma_to_zero():
 
 def test_trip_stays_quiet_when_velocities_agree_and_can_be_disabled():
     tdc = _tdc()
-    for k in range(2000):
+    for _k in range(2000):
         tdc.coupling_force(5.0, 5.0)
         tdc.command(0.0, 0.1, 0.1)
     assert not tdc.tripped and tdc.gamma.value == 1.0
     off = _tdc(enabled=False)
-    for k in range(500):
+    for _k in range(500):
         off.coupling_force(100.0, 0.0)
         off.command(0.0, 1.0, 0.0)
     assert not off.tripped and off.trip.filtered_w2 > 1.0
@@ -189,8 +194,8 @@ def _traced_run(name, sets=()):
 def test_specimen_model_force_of_the_blend():
     """f_n of the quasi-static specimen model in the force processor's units: m_EXP g in flight, m_EXP g -
     k_EXP (z - h0) once the commanded position passes the gap h0; f = gamma f_p + (1 - gamma) f_n."""
-    from rths_ros.core.models.contact1d.model import Contact1DParams
     from rths_ros.core.methods.tdc import ForceBlend, ForceBlendParams
+    from rths_ros.core.models.contact1d.model import Contact1DParams
     c = Contact1DParams()
     b = ForceBlend(ForceBlendParams(enabled=True, gamma_initial=0.5, gamma_rate_per_s=0.0), c, c.dt_s)
     w = c.m_exp_kg * c.g_m_per_s2
@@ -227,8 +232,8 @@ def test_trip_ramps_gamma_to_zero_in_the_loop():
     with it the oscillation is cut at 1.2 mm and e_track_rel is 0.032."""
     from rths_ros.analysis.metrics import compute_metrics
     from rths_ros.app import scenario as scn
-    from rths_ros.core.models.contact1d.model import reference_solution
     from rths_ros.app.vrths import run_virtual
+    from rths_ros.core.models.contact1d.model import reference_solution
     vr, rec, log = _traced_run("contact_1d_trip")
     s = vr.s
     p = s.numerical.force_blend

@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.gait_measures import gait_measures
-from rths_ros.core.models.gait import vpp
-from rths_ros.core.models.gait import vpp_ic
+from rths_ros.core.models.gait import vpp, vpp_ic, vpp_kernels, vpp_params
 from rths_ros.params import ParameterError, build
 
 
 @pytest.fixture(scope="module")
 def p():
-    return vpp.VppParams()
+    return vpp_params.VppParams()
 
 
 @pytest.fixture(scope="module")
@@ -42,21 +41,21 @@ def test_defaults_are_table_a7(p):
 
 def test_build_rejects_bad_values():
     with pytest.raises(ParameterError, match="k_l_n_per_m"):
-        build(vpp.VppParams, {"k_l_n_per_m": -1.0}, section="vpp")
+        build(vpp_params.VppParams, {"k_l_n_per_m": -1.0}, section="vpp")
     with pytest.raises(ParameterError, match="l0_u_m"):
-        build(vpp.VppParams, {"l0_u_m": 1.2}, section="vpp")
+        build(vpp_params.VppParams, {"l0_u_m": 1.2}, section="vpp")
     with pytest.raises(ParameterError, match="unknown key"):
-        build(vpp.VppParams, {"k_leg": 1.0}, section="vpp")
+        build(vpp_params.VppParams, {"k_leg": 1.0}, section="vpp")
 
 
 def test_series_stump_table_a6_and_a7_inconsistency():
-    k_u, d_u = vpp.series_stump(13e3, 94176.0, 0.005)
+    k_u, d_u = vpp_params.series_stump(13e3, 94176.0, 0.005)
     assert k_u == pytest.approx(15082.0, abs=1.0)          # Table A.6
     assert 2.0 * math.sqrt(0.005 * 94176.0) == pytest.approx(43.4, abs=0.05)  # A.6's d_u uses k_f
     assert d_u == pytest.approx(17.4, abs=0.05)
     with pytest.raises(ParameterError, match="k_f"):
-        vpp.series_stump(5.4e3, 4950.0, 0.005)            # k_f = 4950 N/m < k_R: no positive k_u
-    pu = vpp.uniform_leg_split(vpp.VppParams())
+        vpp_params.series_stump(5.4e3, 4950.0, 0.005)            # k_f = 4950 N/m < k_R: no positive k_u
+    pu = vpp_params.uniform_leg_split(vpp_params.VppParams())
     assert 1.0 / (1.0 / pu.k_u_n_per_m + 1.0 / pu.k_f_n_per_m) == pytest.approx(5.4e3)
 
 
@@ -65,7 +64,7 @@ def test_series_stump_table_a6_and_a7_inconsistency():
 def _states(p, amputee=False, cop=False, n=40):
     """States sampled from a short walk (single and double support)."""
     pp = dataclasses.replace(p, cop_shift=cop)
-    P = vpp.param_vector(pp, amputee, "spring")
+    P = vpp_params.param_vector(pp, amputee, "spring")
     st = vpp.initial_state(pp, amputee)
     out = []
     for k in range(n * 20):
@@ -91,7 +90,7 @@ def test_grf_points_into_vpp_and_printed_projection_would_not(p):
     worst_printed = 0.0
     for st in states:
         lq = vpp.leg_quantities(st, P)
-        hx, hy, vx, vy = vpp._hip_vpp(st.s, P)
+        hx, hy, vx, vy = vpp_kernels._hip_vpp(st.s, P)
         for n in range(2):
             if not st.c[n]:
                 continue
@@ -106,7 +105,7 @@ def test_grf_points_into_vpp_and_printed_projection_would_not(p):
             mag = math.hypot(lq["grf_x"][0], lq["grf_y"][0])
             l = lq["leg_len"][0]
             px, py = mag * (hx - st.fp[0]) / l, mag * hy / l
-            phi = st.s[vpp.S_PHI]
+            phi = st.s[vpp_params.S_PHI]
             m157 = p.r_vpp_m * (math.sin(phi) * py - math.cos(phi) * px)
             m158 = p.r_h_m * (math.cos(phi) * px - math.sin(phi) * py) + lq["tau"][0]
             worst_printed = max(worst_printed, abs(m157 - m158))
@@ -115,18 +114,18 @@ def test_grf_points_into_vpp_and_printed_projection_would_not(p):
 
 def test_cop_shift_eq_16_10(p):
     pp = dataclasses.replace(p, cop_shift=True)
-    P = vpp.param_vector(pp)
+    P = vpp_params.param_vector(pp)
     a0, ato = math.radians(75.0), math.radians(105.0)
-    assert vpp._cop(2.0, a0, P) == pytest.approx(2.0 - 0.06)
-    assert vpp._cop(2.0, math.pi / 2, P) == pytest.approx(2.0)
-    assert vpp._cop(2.0, ato, P) == pytest.approx(2.0 + 0.19)
-    assert vpp._cop(2.0, 0.5 * (math.pi / 2 + ato), P) == pytest.approx(2.0 + 0.095)
-    assert vpp._cop(2.0, math.radians(120.0), P) == pytest.approx(2.0 + 0.19)  # clamped at the toe
+    assert vpp_kernels._cop(2.0, a0, P) == pytest.approx(2.0 - 0.06)
+    assert vpp_kernels._cop(2.0, math.pi / 2, P) == pytest.approx(2.0)
+    assert vpp_kernels._cop(2.0, ato, P) == pytest.approx(2.0 + 0.19)
+    assert vpp_kernels._cop(2.0, 0.5 * (math.pi / 2 + ato), P) == pytest.approx(2.0 + 0.095)
+    assert vpp_kernels._cop(2.0, math.radians(120.0), P) == pytest.approx(2.0 + 0.19)  # clamped at the toe
 
 
 def test_thesis_initial_conditions_walk_50_steps(p):
     """§16.2.2: the Table A.7 set walks stably (> 50 steps) in the basic VPP model."""
-    res = vpp_ic.stability_check(p, vpp.THESIS_IC_A7)
+    res = vpp_ic.stability_check(p, vpp_params.THESIS_IC_A7)
     assert res["stable"], res
     assert res["steps"] >= 50
 
@@ -184,8 +183,8 @@ def test_modified_model_reproduces_basic_fig_16_3(case, p):
     """Fig. 16.3: with a foot spring in series (k_u, k_f) the modified model matches the basic model through the
     whole first stance of the modified leg (touch-down, weight shift, take-off); tolerance 5 mm CoM height,
     10 % BW GRF, 0.01 BW l0 hip torque, 10 ms take-off time."""
-    pp = vpp.table_a6_params() if case == "A6" else vpp.uniform_leg_split(p)
-    ic = None if case == "A6" else vpp.THESIS_IC_A7
+    pp = vpp_params.table_a6_params() if case == "A6" else vpp_params.uniform_leg_split(p)
+    ic = None if case == "A6" else vpp_params.THESIS_IC_A7
     d = _compare(pp, ic)
     assert not d["fallen"]
     assert d["dy"] < 5e-3 and d["dgrf"] < 0.10 and d["dtau"] < 0.01 and d["dto"] < 0.01, d
@@ -195,35 +194,35 @@ def test_modified_model_reproduces_basic_fig_16_3(case, p):
 
 
 def test_amputee_sign_conventions(p):
-    pp = vpp.uniform_leg_split(p)
-    P = vpp.param_vector(pp, amputee=True, foot="external")
+    pp = vpp_params.uniform_leg_split(p)
+    P = vpp_params.param_vector(pp, amputee=True, foot="external")
     st = vpp.initial_state(pp, amputee=True)
     # walk with the internal foot until the right leg is in single support
-    Ps = vpp.param_vector(pp, amputee=True, foot="spring")
+    Ps = vpp_params.param_vector(pp, amputee=True, foot="spring")
     while not (st.c[1] and not st.c[0]):
         vpp.sync_step(st, Ps)
     lq = vpp.leg_quantities(st, Ps)
     assert lq["f_axial"][1] > 0 and lq["grf_y"][1] > 0      # loaded foot: compression, upward GRF
     # a compressive measured force (F_par < 0) decelerates the stump extension
     ds0, ds1 = np.zeros(12), np.zeros(12)
-    q = np.zeros(vpp.N_Q)
-    vpp._rhs(st.s, st.c, st.fp, P, np.array([0.0, 0.0, 0.0]), ds0, q)
-    vpp._rhs(st.s, st.c, st.fp, P, np.array([-200.0, 0.0, 0.0]), ds1, q)
-    assert ds1[vpp.S_LUD] - ds0[vpp.S_LUD] == pytest.approx(-200.0 / pp.m_ifp_kg)
+    q = np.zeros(vpp_params.N_Q)
+    vpp_kernels._rhs(st.s, st.c, st.fp, P, np.array([0.0, 0.0, 0.0]), ds0, q)
+    vpp_kernels._rhs(st.s, st.c, st.fp, P, np.array([-200.0, 0.0, 0.0]), ds1, q)
+    assert ds1[vpp_params.S_LUD] - ds0[vpp_params.S_LUD] == pytest.approx(-200.0 / pp.m_ifp_kg)
     # F_perp and M do not enter the trunk dynamics (they cancel in 16.3/16.4)
     ds2 = np.zeros(12)
-    vpp._rhs(st.s, st.c, st.fp, P, np.array([-200.0, 50.0, 10.0]), ds2, q)
+    vpp_kernels._rhs(st.s, st.c, st.fp, P, np.array([-200.0, 50.0, 10.0]), ds2, q)
     assert np.allclose(ds2[:8], ds1[:8])
     # the command puts the IFP on the leg axis, l_u below the hip
     cmd = vpp.interface_command(st, P)
-    hx, hy, _, _ = vpp._hip_vpp(st.s, P)
-    assert math.hypot(cmd[0] - hx, cmd[1] - hy) == pytest.approx(st.s[vpp.S_LU])
+    hx, hy, _, _ = vpp_kernels._hip_vpp(st.s, P)
+    assert math.hypot(cmd[0] - hx, cmd[1] - hy) == pytest.approx(st.s[vpp_params.S_LU])
     assert cmd[2] == pytest.approx(math.atan2(hy, st.fp[1] - hx))
 
 
 def test_command_velocity_is_derivative_of_pose(p):
-    pp = vpp.uniform_leg_split(p)
-    P = vpp.param_vector(pp, amputee=True, foot="spring")
+    pp = vpp_params.uniform_leg_split(p)
+    P = vpp_params.param_vector(pp, amputee=True, foot="spring")
     st = vpp.initial_state(pp, amputee=True)
     for _ in range(150):
         vpp.sync_step(st, P)
@@ -237,8 +236,8 @@ def test_command_velocity_is_derivative_of_pose(p):
 def test_pure_sync_step_api_and_zoh_loop(p):
     """amputee_sync_step with the measured wrench held for 1 ms (here: simulated foot spring
     evaluated once per sync step) walks through a full right stance like the monolithic model."""
-    pp = vpp.uniform_leg_split(p)
-    P = vpp.param_vector(pp, amputee=True, foot="external")
+    pp = vpp_params.uniform_leg_split(p)
+    P = vpp_params.param_vector(pp, amputee=True, foot="external")
     st = vpp.initial_state(pp, amputee=True)
     cmd = vpp.interface_command(st, P)
     ys, stance, events = [], [], 0
@@ -248,14 +247,14 @@ def test_pure_sync_step_api_and_zoh_loop(p):
         assert new is not st and st.t == pytest.approx(k * 1e-3)   # input state untouched
         st, cmd = new, np.array([c.x_ifp_m, c.y_ifp_m, c.alpha_r_rad, c.xd_ifp_m_per_s, c.yd_ifp_m_per_s,
                                  c.alphad_r_rad_per_s])
-        ys.append(st.s[vpp.S_Y])
+        ys.append(st.s[vpp_params.S_Y])
         stance.append(c.right_stance)
         events |= c.events
     ref = vpp.simulate(pp, n_steps=10, t_max_s=0.7, amputee=True, foot="spring", decimate=5)
     n = min(len(ys), len(ref["y"]) - 1)
     assert not st.fallen
     assert np.abs(np.array(ys[:n]) - ref["y"][1:n + 1]).max() < 3e-3
-    assert any(stance) and events & vpp.EV_TD_R and events & vpp.EV_TO_R   # right TD and TO happened
+    assert any(stance) and events & vpp_params.EV_TD_R and events & vpp_params.EV_TO_R   # right TD and TO happened
 
 
 def test_cop_from_wrench_roundtrip():
@@ -280,9 +279,9 @@ def test_short_cmaes_reduces_cost(p):
 
 def test_tau_vpp_is_eq_16_3(p):
     """tau_VPP,R = tau_h,R + F_perp l_R for the amputee leg in stance; F_perp leaves tau_h,R unchanged."""
-    pp = vpp.uniform_leg_split(p)
-    Ps = vpp.param_vector(pp, amputee=True, foot="spring")
-    P = vpp.param_vector(pp, amputee=True, foot="external")
+    pp = vpp_params.uniform_leg_split(p)
+    Ps = vpp_params.param_vector(pp, amputee=True, foot="spring")
+    P = vpp_params.param_vector(pp, amputee=True, foot="external")
     st = vpp.initial_state(pp, amputee=True)
     while not st.c[1]:
         vpp.sync_step(st, Ps)
@@ -293,5 +292,5 @@ def test_tau_vpp_is_eq_16_3(p):
     assert a["tau"][1] == b["tau"][1] and a["tau_vpp"][1] == a["tau"][1]
     assert b["tau_vpp"][1] == pytest.approx(b["tau"][1] + 40.0 * b["leg_len"][1], rel=1e-12)
     assert b["tau_vpp"][0] == b["tau"][0]                               # intact left leg: no F_perp term
-    basic = vpp.leg_quantities(st, vpp.param_vector(pp), (0.0, 40.0, 0.0))
+    basic = vpp.leg_quantities(st, vpp_params.param_vector(pp), (0.0, 40.0, 0.0))
     assert np.array_equal(basic["tau_vpp"], basic["tau"])

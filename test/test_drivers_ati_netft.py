@@ -7,8 +7,16 @@ import time
 import numpy as np
 import pytest
 
-from rths_ros.drivers.ati_netft import (CMD_SET_BIAS, CMD_START_REALTIME, CMD_STOP, RDT_PORT, NetFtClient,
-                                        NetFtParams, pack_request, unpack_records)
+from rths_ros.drivers.ati_netft import (
+    CMD_SET_BIAS,
+    CMD_START_REALTIME,
+    CMD_STOP,
+    RDT_PORT,
+    NetFtClient,
+    NetFtParams,
+    pack_request,
+    unpack_records,
+)
 from rths_ros.drivers.ati_netft_emulator import NetFtEmulator
 from rths_ros.drivers.ft_sensor_base import SensorError, SensorTimeout, SequenceTracker
 

@@ -8,14 +8,26 @@ import time
 import numpy as np
 import pytest
 
-from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
-from rths_ros.core.platform.stewart import StewartGeometryParams, StewartKinematics
 from rths_ros.app.emulated_rig import PlatformEmulator, make_injectable
-from rths_ros.drivers.platform_link import (COMMAND_BODY, HEADER, MSG_ERROR, MSG_STATE, PROTOCOL_VERSION,
-                                           STATE_BODY, STATUS_REJECTED, STATUS_WATCHDOG, PlatformLinkClient,
-                                           PlatformLinkError, PlatformLinkParams, PlatformLinkTimeout, pack,
-                                           unpack)
+from rths_ros.core.plant.sim_plant import SimPlant, SimPlantParams
+from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
+from rths_ros.core.platform.stewart import StewartGeometryParams, StewartKinematics
+from rths_ros.drivers.platform_link import (
+    COMMAND_BODY,
+    HEADER,
+    MSG_ERROR,
+    MSG_STATE,
+    PROTOCOL_VERSION,
+    STATE_BODY,
+    STATUS_REJECTED,
+    STATUS_WATCHDOG,
+    PlatformLinkClient,
+    PlatformLinkError,
+    PlatformLinkParams,
+    PlatformLinkTimeout,
+    pack,
+    unpack,
+)
 
 DT = 1e-3
 

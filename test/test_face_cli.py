@@ -16,6 +16,9 @@ import yaml
 
 from rths_ros import cli
 from rths_ros.analysis import face
+from rths_ros.analysis import measures as ms
+from rths_ros.analysis.face import cli as face_cli
+from rths_ros.analysis.face.outputs import _load_record
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -54,7 +57,7 @@ def test_face_subcommand_runs_and_reanalyse_runs_nothing(tmp_path, monkeypatch, 
     # re-analysis with another fit: nothing may run (every way of running a point is disabled)
     def forbidden(*_a, **_k):
         raise AssertionError("a point was run during --reanalyse")
-    monkeypatch.setattr(face, "make_runner", forbidden)
+    monkeypatch.setattr(face_cli, "make_runner", forbidden)
     monkeypatch.setattr(face.ScenarioPointRunner, "__call__", forbidden)
     monkeypatch.setattr("rths_ros.app.vrths.run_virtual", forbidden)
     data = yaml.safe_load(sweep.read_text())
@@ -103,7 +106,8 @@ def graph_sweep(tmp_path_factory):
     res = face.run_sweep(spec, out, TimedRunner(face.make_runner(spec, out)), workers=2, raw=raw,
                          progress=lines.append)
     vspec, vraw = face.load_sweep(_contact_sweep(tmp / "v.yaml", "vrths"))
-    vres = face.run_sweep(vspec, tmp / "vout", workers=1, raw=vraw, progress=None)
+    vres = face.run_sweep(vspec, tmp / "vout", face.make_runner(vspec, tmp / "vout"), workers=1, raw=vraw,
+                          progress=None)
     return out, res, vres, lines
 
 
@@ -133,7 +137,7 @@ def test_graph_sweep_runs_two_graphs_at_once_and_reports_progress(graph_sweep):
     overlap in time (both cores in use); a progress line with its bar follows every finished run."""
     out, _, _, lines = graph_sweep
     index = json.loads((out / "points" / "index.json").read_text())
-    recs = [face._load_record(out / "points" / f) for f in index["files"]]
+    recs = [_load_record(out / "points" / f) for f in index["files"]]
     spans = sorted((float(r["run_start_s"]), float(r["run_end_s"])) for r in recs)
     assert all(a < b for a, b in spans)
     overlapping = [(i, j) for i in range(len(spans)) for j in range(i + 1, len(spans))
@@ -155,7 +159,7 @@ def test_graph_backend_flags_an_aborted_run_and_the_analysis_drops_it(tmp_path, 
     assert (tmp_path / "runs" / "interface_limit_m=0.0001").is_dir()
     spec, _ = face.load_sweep(out / "sweep.yaml")
     index = json.loads((out / "points" / "index.json").read_text())
-    records = [face._load_record(out / "points" / f) for f in index["files"]]
+    records = [_load_record(out / "points" / f) for f in index["files"]]
     # put the aborted run in place of one point, and an NPC intervention in another
     records.append(rec)
     npc = dict(records[0])
@@ -200,7 +204,7 @@ def test_building_runner_delay_and_reference():
     with pytest.raises(ParameterError, match="scenario"):
         face.BuildingPointRunner("building1")
     ref = face.BuildingPointRunner("case1").reference()
-    a, f = face.ms.fft_peak(ref["z_ach"], ref["dt"], (5.2, 36.8))
+    a, f = ms.fft_peak(ref["z_ach"], ref["dt"], (5.2, 36.8))
     assert a == pytest.approx(3.39e-4, rel=0.02)
 
 
@@ -229,7 +233,8 @@ def _docs_sweep(name: str, tmp: Path, **change):
     spec, raw = face.load_sweep(SWEEPS / name)
     raw = {**raw, **change}
     spec = face.sweep_from_data(raw)
-    return face.run_sweep(spec, tmp / spec.name, workers=2, raw=raw, progress=None), raw
+    return face.run_sweep(spec, tmp / spec.name, face.make_runner(spec, tmp / spec.name), workers=2, raw=raw,
+                          progress=None), raw
 
 
 def test_building_face_12_2_magnitude(tmp_path):

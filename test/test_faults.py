@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from test_safety import _assert_safe
 
 from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
-from test_safety import _assert_safe
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,10 +12,9 @@ import pytest
 from rths_ros.analysis.gait import gait_metrics
 from rths_ros.analysis.gait_run import gait_record_from_bag, gait_view, vpp_reference
 from rths_ros.app import scenario as scn
-from rths_ros.core.models.gait import vpp
-from rths_ros.core.models.gait import vpp_ic
-from rths_ros.core.models.gait.rths import FALL_EVENT, GaitNumerical
 from rths_ros.app.vrths import run_virtual
+from rths_ros.core.models.gait import vpp, vpp_ic, vpp_params
+from rths_ros.core.models.gait.rths import FALL_EVENT, GaitNumerical
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -100,8 +99,8 @@ def test_scenario_stores_modified_model_initial_conditions():
     assert p.k_u_n_per_m == s.numerical.vpp.k_u_n_per_m and p.d_u_kg_per_s == s.numerical.vpp.d_u_kg_per_s
     ic = vpp_ic.scenario_ic(s)
     g = GaitNumerical(s.numerical.vpp, s.numerical.gait, s.loop.dt_s)
-    assert g.state.s[vpp.S_Y] == ic["y0_m"] and g.state.s[vpp.S_VX] == ic["xd0_m_per_s"]
-    a7 = vpp.THESIS_IC_A7
+    assert g.state.s[vpp_params.S_Y] == ic["y0_m"] and g.state.s[vpp_params.S_VX] == ic["xd0_m_per_s"]
+    a7 = vpp_params.THESIS_IC_A7
 
     def cost(x):
         return vpp_ic.periodicity_cost(p, x["xd0_m_per_s"], x["y0_m"], x["phid0_rad_per_s"], amputee=True,
@@ -115,8 +114,8 @@ def test_scenario_stores_modified_model_initial_conditions():
 def test_modified_model_optimisation_reduces_the_stride_cost():
     p = vpp_ic.scenario_model(scn.load("gait_vpp"))
     res = vpp_ic.optimise_ic(p, amputee=True, max_evals=40, n_strides=1, seed=2, check=False,
-                             fix_y0=vpp.THESIS_IC_A7["y0_m"])
-    assert res.y0_m == vpp.THESIS_IC_A7["y0_m"] and res.evaluations <= 50
+                             fix_y0=vpp_params.THESIS_IC_A7["y0_m"])
+    assert res.y0_m == vpp_params.THESIS_IC_A7["y0_m"] and res.evaluations <= 50
     assert res.cost_best < 0.3 * res.cost_start
     assert vpp_ic.periodicity_cost(p, res.xd0_m_per_s, res.y0_m, res.phid0_rad_per_s, amputee=True) == \
         pytest.approx(res.cost_best)

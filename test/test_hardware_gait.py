@@ -14,11 +14,11 @@ import pytest
 
 from rths_ros.analysis.gait import gait_metrics
 from rths_ros.analysis.gait_run import gait_record_from_bag, gait_view
-from rths_ros.bag import read_bag
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
-from rths_ros.core.platform.stewart import StewartKinematics
 from rths_ros.app.vrths import run_virtual
+from rths_ros.bag import read_bag
+from rths_ros.core.platform.stewart import StewartKinematics
 from rths_ros.nodes.hardware_plant import START_POSE_TOLERANCE_M, start_ramp, trial_start_lengths
 from rths_ros.runner import run_scenario
 

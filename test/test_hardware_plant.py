@@ -17,12 +17,12 @@ import pytest
 
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import analyze_bag, record_from_bag, reference_for
-from rths_ros.bag import read_bag
 from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import run_virtual
+from rths_ros.bag import read_bag
 from rths_ros.core.platform.safety import safe_pose_lengths
 from rths_ros.core.platform.stewart import StewartKinematics
 from rths_ros.core.sysid.legs import load_plant_config
-from rths_ros.app.vrths import run_virtual
 from rths_ros.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,19 +7,18 @@ import dataclasses
 
 import numpy as np
 import pytest
-
 from conftest import rths
-from rths_ros.bag import read_bag
+
 from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
-from rths_ros.core.learning.aff.params import AffParams
-from rths_ros.core.learning.aff.secondary_path import SecondaryPath
+from rths_ros.app.vrths import VirtualRun, run_virtual
+from rths_ros.bag import read_bag
 from rths_ros.core.learning.aff.harmonic import basis_matrix
 from rths_ros.core.learning.aff.harmonic_legs import HarmonicLegAff, harmonic_feedforward, harmonic_feedforward_kernel
-from rths_ros.core.learning.aff.params import HarmonicFeedforwardParams
+from rths_ros.core.learning.aff.params import AffParams, HarmonicFeedforwardParams
+from rths_ros.core.learning.aff.secondary_path import SecondaryPath
 from rths_ros.params import ParameterError
-from rths_ros.app.vrths import VirtualRun, run_virtual
 
 SCENARIO = "contact_1d_harmonic_aff"
 

@@ -7,11 +7,10 @@ import json
 
 import numpy as np
 import pytest
+from graph_equivalence import assert_graph_matches_virtual
 
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
-
-from graph_equivalence import assert_graph_matches_virtual
 
 NAME = "contact_1d_independent"
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rths_ros.params import ParameterError
 from rths_ros.launch_support import node_specs
+from rths_ros.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -70,14 +70,22 @@ def test_gait_vpp_plant_default_is_the_simulated_foot():
 # ---------------------------------------------------------------------------------------------
 # the pieces the launch files and `rths run` share
 # ---------------------------------------------------------------------------------------------
-import importlib.util  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
+import importlib.util
+import subprocess
+import sys
 
-from rths_ros.app import scenario as scn# noqa: E402
-from rths_ros.launch_support import (LAUNCH_ARGUMENTS, PLANT_SIDE_NODES, default_out, load_for_launch,  # noqa: E402
-                                     parse_bool, parse_overrides, prepare_run_dir, process_specs)
-from rths_ros.runtime.processes import _node_names  # noqa: E402
+from rths_ros.app import scenario as scn
+from rths_ros.launch_support import (
+    LAUNCH_ARGUMENTS,
+    PLANT_SIDE_NODES,
+    default_out,
+    load_for_launch,
+    parse_bool,
+    parse_overrides,
+    prepare_run_dir,
+    process_specs,
+)
+from rths_ros.runtime.processes import _node_names
 
 
 def test_overrides_argument_splits_like_a_shell_and_names_bad_items():
@@ -160,7 +168,7 @@ def test_show_args_lists_every_argument_with_its_description():
     p = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "launch", "rths_ros", "rths.launch.py", "--show-args"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    for key, (default, desc) in LAUNCH_ARGUMENTS.items():
+    for key, (_default, desc) in LAUNCH_ARGUMENTS.items():
         assert f"'{key}':" in p.stdout, key
         assert desc.split(":")[0][:40] in " ".join(p.stdout.split()), key
     q = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "launch", "rths_ros", "plant.launch.py",

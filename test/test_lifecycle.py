@@ -11,8 +11,8 @@ from lifecycle_msgs.msg import Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.executors import SingleThreadedExecutor
 
-from rths_ros.bag import read_bag
 from rths_ros.app import scenario as scn
+from rths_ros.bag import read_bag
 from rths_ros.runner import DomainLease, run_scenario
 
 

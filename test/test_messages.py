@@ -33,6 +33,7 @@ def test_loop_messages_carry_step_and_header():
 
 def test_message_round_trip_serialisation():
     from rclpy.serialization import deserialize_message, serialize_message
+
     from rths_ros.msg import LegCommand
     m = LegCommand()
     m.step = 12345678901

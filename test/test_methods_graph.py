@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from graph_equivalence import assert_graph_matches_virtual
 
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
-
-from graph_equivalence import assert_graph_matches_virtual
 
 SCENARIOS = ("contact_1d_prediction", "contact_1d_tdc", "contact_1d_tdc_delay", "contact_1d_newmark",
              "contact_1d_newmark_cd", "contact_1d_trip")

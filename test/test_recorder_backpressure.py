@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from rths_ros.bag import read_bag
 from rths_ros.app import scenario as scn
+from rths_ros.bag import read_bag
 from rths_ros.runner import node_pids, wait_until_running
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.app import scenario as scn
+from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.runner import node_pids, run_scenario, wait_until_running
 
 ROOT = Path(__file__).resolve().parents[1]

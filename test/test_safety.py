@@ -17,16 +17,20 @@ import numpy as np
 import pytest
 
 from rths_ros.analysis.run_analysis import record_from_bag
-from rths_ros.bag import read_bag
 from rths_ros.app import scenario as scn
-from rths_ros.params import ParameterError
+from rths_ros.bag import read_bag
 from rths_ros.core.platform.commander import LimitViolation
-from rths_ros.runtime.processes import ProcessWatch
-from rths_ros.core.platform.safety import (SafePoseRamp, leg_command_out_of_range, safe_pose_lengths,
-                                  wrench_out_of_range)
+from rths_ros.core.platform.safety import (
+    SafePoseRamp,
+    leg_command_out_of_range,
+    safe_pose_lengths,
+    safe_ramp_bound_s,
+    wrench_out_of_range,
+)
 from rths_ros.core.platform.stewart import StewartKinematics
-from rths_ros.core.platform.safety import safe_ramp_bound_s
+from rths_ros.params import ParameterError
 from rths_ros.runner import DomainLease, node_pids, run_scenario, wait_until_running
+from rths_ros.runtime.processes import ProcessWatch
 
 DT = 1e-3
 
@@ -258,7 +262,7 @@ def test_velocity_feedforward_of_a_learner_beyond_the_speed_limit_is_never_execu
     assert int(vd["k"][-1]) == k_bad - 1, (int(vd["k"][-1]), k_bad)
     _, out, res, _ = _run(tmp_path, "ilc_ff", ov)
     assert res.code != 0
-    assert (f"sim_plant: leg " in res.message and "commanded velocity feedforward" in res.message
+    assert ("sim_plant: leg " in res.message and "commanded velocity feedforward" in res.message
             and "exceeds the leg speed limit" in res.message and f"at step {k_bad}" in res.message), res.message
     info = _assert_safe(s, out, k_bad - 1)
     aborts = [e for e in _events(out) if e["type"] == "ABORT"]

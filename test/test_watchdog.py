@@ -10,9 +10,9 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 
 from rths_ros.app import scenario as scn
+from rths_ros.msg import TestEvent as Event
 from rths_ros.nodes.smoke_listener import SmokeListener
 from rths_ros.runner import DomainLease
-from rths_ros.msg import TestEvent as Event
 
 WATCHDOG_S = 0.3
 

@@ -1,7 +1,7 @@
 """``rths benchmark``: J1-J9 of the building benchmark for the nominal plant or a seeded perturbed set.
 
-* ``--runs 0`` (default): one run of :func:`rths_ros.core.models.building.structure.run_benchmark` with the nominal plant.
-* ``--runs R``: :func:`rths_ros.core.models.building.structure.run_perturbed` with seeds 1..R; the table gives the mean
+* ``--runs 0`` (default): one run of :func:`rths_ros.core.models.building.benchmark.run_benchmark` with the nominal plant.
+* ``--runs R``: :func:`rths_ros.core.models.building.benchmark.run_perturbed` with seeds 1..R; the table gives the mean
   and the sample standard deviation (ddof 1) of every criterion over the runs that completed (aborted
   runs are listed with their reason and left out of the statistics).
 * ``--convention paper|matlab`` selects the definitions and the order of J1-J9
@@ -19,14 +19,14 @@ import json
 import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from rths_ros.params import ParameterError
-from rths_ros.core.models.building.tracking_controller import TrackingController
 from rths_ros.core.models.building.criteria import CRITERIA
+from rths_ros.core.models.building.tracking_controller import TrackingController
+from rths_ros.params import ParameterError
 
 CONVENTION_TEXT = {
     "paper": "paper convention: J1 = lag (ms) maximising the Pearson correlation over 0-0.1 s; "
@@ -82,7 +82,7 @@ def markdown_table(result: dict) -> str:
 def run(case: int = 1, earthquake: str = "elcentro", runs: int = 0, convention: str = "paper",
         controller: str | None = None, duration_s: float = 0.0) -> dict:
     """Run the benchmark and return a JSON-ready result (see module doc)."""
-    from rths_ros.core.models.building.structure import run_benchmark, run_perturbed
+    from rths_ros.core.models.building.benchmark import run_benchmark, run_perturbed
     if runs < 0:
         raise ParameterError(f"--runs: {runs!r} is not allowed; expected 0 (nominal) or a positive count")
     if convention not in CONVENTION_TEXT:

@@ -12,7 +12,7 @@ step the plant could not complete).  The ground motion ``a_g`` and the reference
 from the scenario stored in the bag.  J1-J9 (:mod:`rths_ros.core.models.building.criteria`) are reported in the
 scenario's ``numerical.building.criteria_convention`` and, for comparison, in the other one.
 
-The analysis also runs the in-process core benchmark (:func:`rths_ros.core.models.building.structure.run_benchmark`) with the same
+The analysis also runs the in-process core benchmark (:func:`rths_ros.core.models.building.benchmark.run_benchmark`) with the same
 parameters, plant, controller and length and reports its J1-J9 and the largest difference (``core_check``): a
 lockstep graph run must give the same numbers.  With several trials the last one is analysed (trial j's noise is
 ``noise_seed + j``; the core comparison is made for trial 0 only).
@@ -26,10 +26,18 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.app import scenario as scn
-from rths_ros.core.models.building.rths import benchmark_view, core_params, empty_building_record, limits_of, make_controller, plant_draw
-from rths_ros.core.models.building.criteria import CRITERIA, CONVENTIONS, evaluate_record
+from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.core.models.building.criteria import CONVENTIONS, CRITERIA, evaluate_record
+from rths_ros.core.models.building.rths import (
+    benchmark_view,
+    core_params,
+    empty_building_record,
+    limits_of,
+    make_controller,
+    plant_draw,
+)
+from rths_ros.core.models.registry import require_family
 
 EVENT_ABORT = 7
 
@@ -42,14 +50,6 @@ CONVENTION_TEXT = {
 MEANING = {"J1": "tracking delay [ms]", "J2": "RMS tracking error x_m vs y1 [%]", "J3": "peak tracking error [%]"}
 
 
-def is_building_bag(bag: Path) -> bool:
-    text = read_scenario_yaml(Path(bag))
-    if text is None:
-        return False
-    data = yaml.safe_load(text) or {}
-    return (data.get("numerical") or {}).get("model") == "building"
-
-
 def building_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     """(record, scenario) of a building run: the layout of :func:`rths_ros.core.models.building.rths.empty_building_record`
     over the global steps 0..n (all trials)."""
@@ -57,8 +57,7 @@ def building_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     if text is None:
         raise ValueError(f"{bag}: no /rths/scenario message; was it recorded by rths_ros?")
     s = scn.from_data(yaml.safe_load(text))
-    if s.numerical.model != "building":
-        raise ValueError(f"{bag}: scenario {s.name!r} is not a building-benchmark run")
+    require_family(s.numerical.model, "building", f"{bag}: scenario {s.name!r}")
     topics = read_bag(bag)
     events = [m for _, m in topics.get("/rths/events", [])]
     aborts = [e for e in events if e.type == EVENT_ABORT]
@@ -105,7 +104,7 @@ def _num(x):
 def core_reference(s: scn.Scenario, rows: int) -> dict | None:
     """J1-J9 of the in-process core run with the scenario's parameters and ``rows`` samples (None: the controller
     could not be built here)."""
-    from rths_ros.core.models.building.structure import run_benchmark
+    from rths_ros.core.models.building.benchmark import run_benchmark
     p = s.numerical.building
     try:
         ctrl = make_controller(s.tracking_controller, s.loop.dt_s)

@@ -68,7 +68,7 @@ def compare(scenario_name: str, variants: dict[str, list[str]], out: Path, engin
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     common = list(common or [])
-    for name, ov in variants.items():   # validate every variant before running any
+    for ov in variants.values():   # validate every variant before running any
         scn.load(scenario_name, common + ov)
     tasks = [(name, scenario_name, common + ov, str(out), engine) for name, ov in variants.items()]
     results: dict[str, dict] = {}
@@ -88,7 +88,7 @@ def compare(scenario_name: str, variants: dict[str, list[str]], out: Path, engin
     rows = []
     for name, m in results.items():
         row = {"variant": name, "overrides": variants[name], "note": notes[name], "trials": m.get("n_trials", 1)}
-        for label, key, scale in TABLE:
+        for _label, key, _scale in TABLE:
             row[key] = m.get(key)
         rows.append(row)
     (out / "compare.json").write_text(json.dumps({"scenario": scenario_name, "common": common, "engine": engine,
@@ -110,9 +110,9 @@ def compare(scenario_name: str, variants: dict[str, list[str]], out: Path, engin
 
 
 def _overlay(out: Path, scenarios: dict, engine: str) -> None:
-    from rths_ros.app.vrths import trial_slice
     from rths_ros.analysis.plots import plot_overlay
     from rths_ros.analysis.run_analysis import record_from_bag, reference_for
+    from rths_ros.app.vrths import trial_slice
     records = {}
     for name, s in scenarios.items():
         d = out / name.replace("/", "_").replace(" ", "_")

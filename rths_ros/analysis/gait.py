@@ -35,16 +35,17 @@ Figures (matplotlib, Agg, PNG): :func:`plot_gait` (CoM, GRF, hip torque, CoP), :
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib import animation  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import animation
 
 __all__ = ["GaitRecord", "gait_metrics", "contact_events", "plot_gait", "animate_stick_figure",
            "plot_reproducibility", "reproducibility_stats", "LEGS"]
@@ -95,7 +96,7 @@ class GaitRecord:
             setattr(self, name, d)
 
     @classmethod
-    def from_mapping(cls, m: Mapping[str, Any]) -> "GaitRecord":
+    def from_mapping(cls, m: Mapping[str, Any]) -> GaitRecord:
         """Build from flat keys: t, com_x, com_y, trunk_angle, com_xd and ``grf_x_L``, ``contact_R``, ... ."""
         kw: dict[str, Any] = {k: m[k] for k in ("t", "com_x", "com_y", "trunk_angle", "com_xd") if k in m}
         for name in ("grf_x", "grf_y", "hip_torque", "hip_torque_vpp", "cop_x", "foot_x", "contact"):

@@ -30,11 +30,12 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from rths_ros.bag import read_bag, read_scenario_yaml
-from rths_ros.app import scenario as scn
-from rths_ros.core.models.gait.rths import cop_of, replay_model
-from rths_ros.app.vrths import empty_gait_record
 from rths_ros.analysis.gait import GaitRecord, animate_stick_figure, gait_metrics, plot_gait, plot_reproducibility
+from rths_ros.app import scenario as scn
+from rths_ros.app.vrths import empty_gait_record
+from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.core.models.gait.rths import cop_of, replay_model
+from rths_ros.core.models.registry import require_family
 
 EVENT_ABORT = 7
 EVENT_DONE = 8
@@ -86,8 +87,7 @@ def gait_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     if text is None:
         raise ValueError(f"{bag}: no /rths/scenario message; was it recorded by rths_ros?")
     s = scn.from_data(yaml.safe_load(text))
-    if s.numerical.model != "vpp":
-        raise ValueError(f"{bag}: scenario {s.name!r} is not a gait run (numerical.model = {s.numerical.model!r})")
+    require_family(s.numerical.model, "gait", f"{bag}: scenario {s.name!r}")
     topics = read_bag(bag)
     events = [m for _, m in topics.get("/rths/events", [])]
     aborts = [e for e in events if e.type == EVENT_ABORT]

@@ -39,12 +39,12 @@ h0 + l0 of the upper mass above the ground (MAX ~ 81 mm).
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import signal as _sig

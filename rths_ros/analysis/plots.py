@@ -7,16 +7,17 @@ Lengths are shown in mm, forces in N, powers in mW, energies in mJ.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
 
-from rths_ros.analysis.metrics import contact_events, metric_series, record_field, resolve_reference  # noqa: E402
+from rths_ros.analysis.metrics import contact_events, metric_series, record_field, resolve_reference
 
 __all__ = ["plot_run", "plot_overlay", "DPI"]
 

@@ -1,15 +1,16 @@
 """Markdown report and JSON file of the fidelity measures of one run."""
 from __future__ import annotations
 
-from rths_ros.analysis.metrics import plain
-
 import json
 import math
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
+from rths_ros.analysis.metrics import plain
 
 __all__ = ["write_report", "write_metrics_json", "METRIC_INFO"]
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import empty_record, hold_last_index
+from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.core.models.registry import MODELS
 
 EVENT_ABORT = 7
 EVENT_DONE = 8
@@ -132,14 +133,11 @@ def loop_stats(topics: dict, scenario: scn.Scenario, n: int) -> dict:
     return out
 
 
-def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray:
-    from rths_ros.core.models.contact1d.model import reference_solution
-    p = scenario.numerical.contact_1d
-    ref = reference_solution(p, t_end_s=(n_rows - 1) * scenario.loop.dt_s)
-    z = np.asarray(ref["z"], dtype=float)
-    if z.size < n_rows:
-        z = np.concatenate([z, np.full(n_rows - z.size, z[-1])])
-    return z[:n_rows]
+def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray | None:
+    """The model's reference solution z^r over ``n_rows`` samples (rths_ros.core.models.registry), or None when the
+    model has none (then the reference error is not reported)."""
+    ref = MODELS[scenario.numerical.model].reference
+    return None if ref is None else ref(scenario.numerical, n_rows, scenario.loop.dt_s)
 
 
 TRIAL_KEYS = ("e_track_rel", "e_ref_rel", "edot_track_rel", "max_abs_tracking_error_m", "E_error_J", "Ec_error_J",
@@ -149,10 +147,10 @@ TRIAL_KEYS = ("e_track_rel", "e_ref_rel", "edot_track_rel", "max_abs_tracking_er
 def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> dict:
     """Metrics of every trial; metrics.json holds the last trial's (plus a per-trial table), the plots
     show the last trial (and, with several trials, the per-trial progress)."""
-    from rths_ros.app.vrths import trial_slice
     from rths_ros.analysis.metrics import compute_metrics
     from rths_ros.analysis.plots import plot_run
     from rths_ros.analysis.report import write_metrics_json, write_report
+    from rths_ros.app.vrths import trial_slice
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     trial_len = scenario.steps + 1
@@ -162,13 +160,13 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
     metrics = None
     for j in range(n_trials):
         tr = trial_slice(rec, j, trial_len)
-        m = compute_metrics(tr, z_ref[: tr["k"].size], scenario.loop.dt_s, loop=loop)
+        m = compute_metrics(tr, None if z_ref is None else z_ref[: tr["k"].size], scenario.loop.dt_s, loop=loop)
         per_trial.append({"trial": j, **{key: m.get(key) for key in TRIAL_KEYS}})
         metrics, last = m, tr
     if n_trials > 1:
         metrics["trials"] = per_trial
     metrics["n_trials"] = n_trials
-    plots = plot_run(last, z_ref[: last["k"].size], metrics, out)
+    plots = plot_run(last, None if z_ref is None else z_ref[: last["k"].size], metrics, out)
     if n_trials > 1:
         from rths_ros.analysis.plots import plot_trials
         plots += plot_trials(rec, per_trial, trial_len, scenario.loop.dt_s, out)
@@ -188,21 +186,34 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
     return {"metrics": metrics, "lines": lines}
 
 
-def is_gait_bag(bag: Path) -> bool:
-    """True if the bag holds a gait run (numerical.model = vpp)."""
+def bag_family(bag: Path) -> str:
+    """The model family of the run in ``bag`` (from its /rths/scenario); interface_1d when the bag has none (the
+    1-D record reader then says what is missing)."""
     text = read_scenario_yaml(Path(bag))
-    if text is None:
-        return False
-    data = yaml.safe_load(text) or {}
-    return (data.get("numerical") or {}).get("model") == "vpp"
+    data = (yaml.safe_load(text) or {}) if text is not None else {}
+    model = (data.get("numerical") or {}).get("model", "contact_1d")
+    return MODELS[model].family if model in MODELS else "interface_1d"
+
+
+def _analyze_interface_bag(bag: Path, out: Path) -> dict:
+    rec, scenario, loop = record_from_bag(Path(bag))
+    return analyze_record(rec, scenario, loop, out)
+
+
+def _analyze_gait_bag(bag: Path, out: Path) -> dict:
+    from rths_ros.analysis.gait_run import analyze_gait_bag
+    return analyze_gait_bag(Path(bag), out)
+
+
+def _analyze_building_bag(bag: Path, out: Path) -> dict:
+    from rths_ros.analysis.building_run import analyze_building_bag
+    return analyze_building_bag(Path(bag), out)
+
+
+#: the analysis of each model family: the 1-D interface (tracking, energy, reference error), the prosthetic-foot
+#: gait test's own record and metrics (rths_ros.analysis.gait_run), the benchmark's J1-J9 (building_run)
+BAG_ANALYZERS = {"interface_1d": _analyze_interface_bag, "gait": _analyze_gait_bag, "building": _analyze_building_bag}
 
 
 def analyze_bag(bag: Path, out: Path) -> dict:
-    from rths_ros.analysis.building_run import analyze_building_bag, is_building_bag
-    if is_building_bag(Path(bag)):    # the servo-hydraulic benchmark: J1-J9 (rths_ros.analysis.building_run)
-        return analyze_building_bag(Path(bag), out)
-    if is_gait_bag(Path(bag)):    # the prosthetic-foot test has its own record and metrics
-        from rths_ros.analysis.gait_run import analyze_gait_bag
-        return analyze_gait_bag(Path(bag), out)
-    rec, scenario, loop = record_from_bag(Path(bag))
-    return analyze_record(rec, scenario, loop, out)
+    return BAG_ANALYZERS[bag_family(Path(bag))](Path(bag), out)

@@ -46,9 +46,17 @@ import numpy as np
 from scipy import signal as sps
 
 from rths_ros.app import factory
-from rths_ros.core.sysid.qualification import FitResult, SteppedSineParams, SteppedSineResult, fit_process_model, plot_frf, stepped_sine, welch_psd
 from rths_ros.app.scenario import Scenario
 from rths_ros.core.methods.tdc import MODEL_KINDS
+from rths_ros.core.sysid.qualification import (
+    FitResult,
+    SteppedSineParams,
+    SteppedSineResult,
+    fit_process_model,
+    plot_frf,
+    stepped_sine,
+    welch_psd,
+)
 
 #: numerical models whose interface chain is the 1-D contact test's (one interface DoF z through the hexapod)
 CONTACT_MODELS = ("contact_1d", "contact_1d_newmark")
@@ -129,6 +137,7 @@ def fit_unit_gain(freqs_hz, frf, kind: str, weights=None, max_delay_s: float = 0
     Returns :class:`~rths_ros.core.sysid.qualification.FitResult` with the weighted cost and the unweighted RMS
     complex error over all points."""
     from scipy import optimize
+
     from rths_ros.core.methods.tdc import ProcessModelParams
     if kind not in MODEL_KINDS:
         raise ValueError(f"kind must be one of {MODEL_KINDS}")

@@ -33,16 +33,29 @@ import time
 import numpy as np
 
 from rths_ros.app import factory
-from rths_ros.drivers.ati_netft_emulator import NetFtEmulator
-from rths_ros.drivers.hardware import HardwareParams, emulated_link_params
-from rths_ros.drivers.udp_server import UdpServer
-
 from rths_ros.core.plant.legs import N_LEGS
 from rths_ros.core.plant.sim_plant import PlantOutput, SimPlant
 from rths_ros.core.sysid.legs import InjectableLegCascade
-from rths_ros.drivers.platform_link import (ERR_MALFORMED, ERR_TYPE, ERR_VERSION, MSG_COMMAND, MSG_ERROR,
-                                            MSG_HEARTBEAT, MSG_RESET, MSG_STATE, NO_ACK, PROTOCOL_VERSION,
-                                            STATUS_REJECTED, STATUS_WATCHDOG, PlatformLinkError, pack, unpack)
+from rths_ros.drivers.ati_netft_emulator import NetFtEmulator
+from rths_ros.drivers.hardware import HardwareParams, emulated_link_params
+from rths_ros.drivers.platform_link import (
+    ERR_MALFORMED,
+    ERR_TYPE,
+    ERR_VERSION,
+    MSG_COMMAND,
+    MSG_ERROR,
+    MSG_HEARTBEAT,
+    MSG_RESET,
+    MSG_STATE,
+    NO_ACK,
+    PROTOCOL_VERSION,
+    STATUS_REJECTED,
+    STATUS_WATCHDOG,
+    PlatformLinkError,
+    pack,
+    unpack,
+)
+from rths_ros.drivers.udp_server import UdpServer
 
 __all__ = ["make_injectable", "PlatformEmulator", "EmulatedRig"]
 

@@ -4,70 +4,88 @@ The ROS nodes and the in-process virtual run (:mod:`rths_ros.app.vrths`) constru
 objects only through these functions, so both run exactly the same objects with the same
 parameters and seeds.  Each node owns its own instances (as separate processes do); the virtual run
 keeps the same separation (the plant's kinematics is not the platform node's kinematics).
+
+What is built is looked up in tables, never chosen by a test of the model's name: the numerical model in
+:data:`rths_ros.core.models.registry.MODELS`, and the parts that serve its family (platform path, force path,
+plant, noise seed) in :data:`FAMILY_PARTS`.
 """
 from __future__ import annotations
 
-from rths_ros.core.models.contact1d.model import NumericalMSD
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rths_ros.app.scenario import Scenario
+from rths_ros.core.models.base import NumericalModel
+from rths_ros.core.models.registry import MODELS
+from rths_ros.core.plant.sim_plant import SimPlant
+from rths_ros.core.platform.commander import PlatformCommander
 from rths_ros.core.platform.force_processing import ForceProcessor
 from rths_ros.core.platform.interface import InterfaceMap
-from rths_ros.core.platform.commander import PlatformCommander
-from rths_ros.app.scenario import Scenario
-from rths_ros.core.plant.sim_plant import SimPlant
+from rths_ros.core.platform.paths import ForcePath, InterfacePath, PlatformPath, ScalarForcePath
 from rths_ros.core.platform.stewart import StewartKinematics
 
-
-def is_gait(s: Scenario) -> bool:
-    """True for the prosthetic-foot gait test (numerical.model = vpp)."""
-    return s.numerical.model == "vpp"
-
-
-def is_building(s: Scenario) -> bool:
-    """True for the servo-hydraulic building benchmark (numerical.model = building)."""
-    return s.numerical.model == "building"
+__all__ = ["FAMILY_PARTS", "FamilyParts", "family", "build_numerical", "build_platform_path", "build_force_path",
+           "build_plant", "build_home_twin", "plant_seed", "start_lengths", "build_force_blend", "build_platform",
+           "build_force_processor", "build_gait_platform", "gait_start_lengths", "build_passivity", "build_aff",
+           "apply_position_feedforward"]
 
 
-def build_building_platform(s: Scenario):
-    """The benchmark's tracking controller, as the platform node's object (rths_ros.core.models.building.rths)."""
-    from rths_ros.core.models.building.rths import BuildingPlatform, make_controller
-    return BuildingPlatform(make_controller(s.tracking_controller, s.loop.dt_s))
+def family(s: Scenario) -> str:
+    """The family of the scenario's numerical model: interface_1d, gait or building."""
+    return MODELS[s.numerical.model].family
 
 
-def build_numerical(s: Scenario):
-    """The numerical substructure: NumericalMSD (contact_1d), GaitNumerical (vpp) or BuildingNumerical (building)."""
-    if is_building(s):
-        from rths_ros.core.models.building.rths import BuildingNumerical
-        return BuildingNumerical(s.numerical.building)
-    if is_gait(s):
-        from rths_ros.core.models.gait.rths import GaitNumerical
-        return GaitNumerical(s.numerical.vpp, s.numerical.gait, s.loop.dt_s)
-    if s.numerical.model == "contact_1d_newmark":
-        from rths_ros.core.models.contact1d.newmark import NewmarkMSD
-        return NewmarkMSD(s.numerical.contact_1d, s.numerical.newmark, s.loop.dt_s)
-    if s.numerical.model == "contact_1d_independent":
-        from rths_ros.core.models.contact1d.independent import IndependentMSD
-        return IndependentMSD(s.numerical.contact_1d, s.numerical.independent, s.loop.dt_s)
-    p = s.numerical.contact_1d
-    if abs(p.dt_s - s.loop.dt_s) > 1e-15:
-        from rths_ros.params import ParameterError
-        raise ParameterError(f"numerical.contact_1d.dt_s: {p.dt_s!r} differs from loop.dt_s = {s.loop.dt_s!r}; "
-                             "they must be equal (one integration step per synchronisation step)")
-    return NumericalMSD(p)
+def build_numerical(s: Scenario) -> NumericalModel:
+    """The numerical substructure of ``numerical.model`` (:class:`~rths_ros.core.models.base.NumericalModel`)."""
+    return MODELS[s.numerical.model].build(s.numerical, s.loop.dt_s)
 
 
 def build_force_blend(s: Scenario):
-    """Seed 004 §4.4 force switch and power-discrepancy trip of the contact test, or None when off."""
+    """Seed 004 §4.4 force switch and power-discrepancy trip of the 1-D interface, or None when off (the scenario
+    allows it only for the interface_1d family)."""
     if not s.numerical.force_blend.enabled:
         return None
     from rths_ros.core.methods.tdc import ForceBlend
     return ForceBlend(s.numerical.force_blend, s.numerical.contact_1d, s.loop.dt_s)
 
 
+# --- the 1-D interface on the Stewart platform ---------------------------------------------------------------------
 def build_platform(s: Scenario) -> tuple[InterfaceMap, PlatformCommander]:
+    """Interface map and leg commander of the 1-D interface."""
     kin = StewartKinematics(s.platform.geometry)
     imap = InterfaceMap(s.platform.interface, kin)
     return imap, PlatformCommander(imap, s.platform.commander)
 
 
+def build_force_processor(s: Scenario) -> ForceProcessor:
+    """Tare, gravity compensation and contact gating of the 1-D interface force."""
+    return ForceProcessor(s.ft_sensor)
+
+
+def _stewart_twin(s: Scenario, start_lengths=None) -> SimPlant:
+    """The Stewart platform's digital twin with the scenario's specimen (a trial starts at ``start_lengths``;
+    None: at home)."""
+    kin = StewartKinematics(s.platform.geometry)
+    imap = InterfaceMap(s.platform.interface, kin)
+    if s.sim_plant.specimen_kind == "prosthetic_foot":
+        return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s, gait_interface=s.platform.gait.interface,
+                        start_lengths=start_lengths)
+    return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s, start_lengths=start_lengths)
+
+
+def _stewart_seed(s: Scenario, trial: int) -> int:
+    return int(s.loop.seed) * 1_000_003 + int(s.sim_plant.noise_seed) + 7919 * int(trial)
+
+
+def _interface_path(s: Scenario) -> InterfacePath:
+    imap, commander = build_platform(s)
+    return InterfacePath(imap, commander, s.safety.interface_limit_m)
+
+
+# --- the gait test ------------------------------------------------------------------------------------------------
 def build_gait_platform(s: Scenario):
     """GaitPlatform of the gait test, with its start pose = inverse kinematics of the model's initial command."""
     from rths_ros.core.models.gait.rths import GaitNumerical, GaitPlatform
@@ -83,40 +101,87 @@ def gait_start_lengths(s: Scenario):
     return build_gait_platform(s).start_lengths.copy()
 
 
-def build_gait_force_processor(s: Scenario):
+def _gait_force(s: Scenario):
     from rths_ros.core.models.gait.rths import GaitForceProcessor
     return GaitForceProcessor(s.platform.gait, StewartKinematics(s.platform.geometry))
 
 
-def build_plant(s: Scenario) -> SimPlant:
-    if is_building(s):    # the benchmark's servo-hydraulic actuator and specimen
-        from rths_ros.core.models.building.rths import ServoActuatorTwin
-        return ServoActuatorTwin(s.numerical.building)
-    kin = StewartKinematics(s.platform.geometry)
-    imap = InterfaceMap(s.platform.interface, kin)
-    if s.sim_plant.specimen_kind == "prosthetic_foot":
-        start = gait_start_lengths(s) if is_gait(s) else None
-        return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s, gait_interface=s.platform.gait.interface,
-                        start_lengths=start)
-    return SimPlant(s.sim_plant, kin, imap, s.loop.dt_s)
+# --- the building benchmark ---------------------------------------------------------------------------------------
+def _building_platform(s: Scenario):
+    """The benchmark's tracking controller (rths_ros.core.models.building.rths.BuildingPlatform)."""
+    from rths_ros.core.models.building.rths import BuildingPlatform, make_controller
+    return BuildingPlatform(make_controller(s.tracking_controller, s.loop.dt_s))
+
+
+def _building_force(s: Scenario) -> ScalarForcePath:
+    from rths_ros.core.models.building.rths import BuildingForce
+    return ScalarForcePath(BuildingForce())
+
+
+def _building_plant(s: Scenario):
+    """The benchmark's servo-hydraulic actuator and specimen."""
+    from rths_ros.core.models.building.rths import ServoActuatorTwin
+    return ServoActuatorTwin(s.numerical.building)
+
+
+def _building_seed(s: Scenario, trial: int) -> int:
+    """The benchmark's own numerical.building.noise_seed + trial (trial 0 draws the noise of the core
+    run_benchmark)."""
+    return int(s.numerical.building.noise_seed) + int(trial)
+
+
+@dataclass(frozen=True)
+class FamilyParts:
+    """What serves a model family: the stewart_platform node's path, the ft_sensor node's path, the simulated
+    plant and its noise seed per trial."""
+
+    platform: Callable[[Scenario], PlatformPath]
+    force: Callable[[Scenario], ForcePath]
+    plant: Callable[[Scenario], Any]
+    seed: Callable[[Scenario, int], int]
+
+
+FAMILY_PARTS: dict[str, FamilyParts] = {
+    "interface_1d": FamilyParts(_interface_path, lambda s: ScalarForcePath(build_force_processor(s)),
+                                _stewart_twin, _stewart_seed),
+    "gait": FamilyParts(build_gait_platform, _gait_force, lambda s: _stewart_twin(s, gait_start_lengths(s)),
+                        _stewart_seed),
+    "building": FamilyParts(_building_platform, _building_force, _building_plant, _building_seed),
+}
+
+
+def build_platform_path(s: Scenario) -> PlatformPath:
+    """The stewart_platform node's path of the scenario's model family."""
+    return FAMILY_PARTS[family(s)].platform(s)
+
+
+def build_force_path(s: Scenario) -> ForcePath:
+    """The ft_sensor node's path of the scenario's model family."""
+    return FAMILY_PARTS[family(s)].force(s)
+
+
+def build_plant(s: Scenario):
+    """The simulated plant (digital twin) of the scenario's model family."""
+    return FAMILY_PARTS[family(s)].plant(s)
+
+
+def build_home_twin(s: Scenario) -> SimPlant:
+    """The Stewart platform's twin starting every trial at home, as a rig's controller does after a RESET."""
+    return _stewart_twin(s)
 
 
 def plant_seed(s: Scenario, trial: int = 0) -> int:
     """The plant's noise seed for a trial: loop.seed, sim_plant.noise_seed and the trial index combined
-    (every trial has its own noise, and the same run always the same).  The building benchmark: its own
-    numerical.building.noise_seed + trial (trial 0 draws the noise of the core run_benchmark)."""
-    if is_building(s):
-        return int(s.numerical.building.noise_seed) + int(trial)
-    return int(s.loop.seed) * 1_000_003 + int(s.sim_plant.noise_seed) + 7919 * int(trial)
+    (every trial has its own noise, and the same run always the same); the building benchmark has its own."""
+    return FAMILY_PARTS[family(s)].seed(s, trial)
 
 
-def build_force_processor(s: Scenario) -> ForceProcessor:
-    if is_building(s):
-        from rths_ros.core.models.building.rths import BuildingForce
-        return BuildingForce()
-    return ForceProcessor(s.ft_sensor)
+def start_lengths(s: Scenario) -> np.ndarray:
+    """Leg lengths a trial starts from (the gait test's start pose, otherwise home)."""
+    return np.array(build_platform_path(s).start_lengths, dtype=float)
 
 
+# --- the learners and the passivity controller --------------------------------------------------------------------
 def build_passivity(s: Scenario):
     from rths_ros.core.methods.passivity import PassivityController
     return PassivityController(s.passivity)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from rths_ros.app import scenario as scn
-from rths_ros.core.models.gait import vpp, vpp_ic
+from rths_ros.core.models.gait import vpp_ic, vpp_params
 from rths_ros.core.models.gait.vpp_ic import optimise_ic, periodicity_cost, scenario_ic, scenario_model
 
 
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
     amputee = bool(a.amputee or a.scenario)
-    p = vpp.VppParams()
+    p = vpp_params.VppParams()
     if a.scenario:
         s = scn.load(a.scenario)
         p = scenario_model(s)
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
                                  amputee=True, n_strides=a.strides)
         print(f"cost of the scenario's current initial conditions: {c_now:.6g}")
     elif a.amputee:
-        p = dataclasses.replace(vpp.uniform_leg_split(p), cop_shift=not a.no_cop_shift)
+        p = dataclasses.replace(vpp_params.uniform_leg_split(p), cop_shift=not a.no_cop_shift)
     res = optimise_ic(p, amputee, max_evals=a.evals, n_strides=a.strides, seed=a.seed, fix_y0=a.fix_y0)
     print(f"start cost {res.cost_start:.6g}  best cost {res.cost_best:.6g}  evaluations {res.evaluations}")
     print(f"xd0_m_per_s={res.xd0_m_per_s!r} y0_m={res.y0_m!r} phid0_rad_per_s={res.phid0_rad_per_s!r}")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rths_ros.core.learning.ilc.learner import PdIlc
 from rths_ros.app.scenario import Scenario
+from rths_ros.core.learning.ilc.learner import PdIlc
 
 
 class IlcSeries:

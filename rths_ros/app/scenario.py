@@ -13,30 +13,32 @@ from __future__ import annotations
 import copy
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
 from rths_ros.core.learning.aff.params import AffParams
-from rths_ros.core.models.building.rths import BuildingScenarioParams, TrackingControllerParams
-from rths_ros.core.models.contact1d.model import Contact1DParams
 from rths_ros.core.learning.ilc.learner import IlcParams
 from rths_ros.core.methods.passivity import PassivityParams
-from rths_ros.core.platform.force_processing import ForceProcessorParams
-from rths_ros.core.models.gait.rths import GaitCommandParams, GaitPlatformParams
-from rths_ros.core.models.contact1d.independent import IndependentContact1DParams
-from rths_ros.core.platform.interface import InterfaceMapParams
-from rths_ros.core.numerics.newmark import NewmarkParams
-from rths_ros.params import ParameterError, build, describe, param, to_dict
-from rths_ros.core.platform.commander import PlatformCommanderParams
-from rths_ros.core.platform.safety import FaultParams, SafetyParams
-from rths_ros.core.plant.sim_plant import SimPlantParams
-from rths_ros.core.platform.stewart import StewartGeometryParams
 from rths_ros.core.methods.tdc import ForceBlendParams
-from rths_ros.core.models.gait.vpp import VppParams
+from rths_ros.core.models.building.rths import BuildingScenarioParams, TrackingControllerParams
+from rths_ros.core.models.contact1d.independent import IndependentContact1DParams
+from rths_ros.core.models.contact1d.model import Contact1DParams
+from rths_ros.core.models.gait.rths import GaitCommandParams, GaitPlatformParams
+from rths_ros.core.models.gait.vpp_params import VppParams
+from rths_ros.core.models.registry import MODELS
+from rths_ros.core.numerics.newmark import NewmarkParams
+from rths_ros.core.plant.sim_plant import SimPlantParams
+from rths_ros.core.platform.commander import PlatformCommanderParams
+from rths_ros.core.platform.force_processing import ForceProcessorParams
+from rths_ros.core.platform.interface import InterfaceMapParams
+from rths_ros.core.platform.safety import FaultParams, SafetyParams
+from rths_ros.core.platform.stewart import StewartGeometryParams
 from rths_ros.drivers.hardware import HardwareParams
+from rths_ros.params import ParameterError, build, describe, param, to_dict
 from rths_ros.resources import config_dir
 
 #: Every node the runner knows, in start order (beat-setting plant last, so all consumers exist).
@@ -101,12 +103,10 @@ class SmokeParams:
 
 
 @dataclass(frozen=True)
-class NumericalParams:
-    model: str = param("contact_1d", "", doc="numerical substructure model: the 1-D contact test or the VPP "
-                       "amputee walker (prosthetic-foot gait test); contact_1d_newmark = the contact test's numerical "
-                       "part integrated by Newmark (numerical.newmark); building = the servo-hydraulic vRTHS "
-                       "benchmark (numerical.building, tracking_controller)",
-                       choices=("contact_1d", "vpp", "contact_1d_newmark", "building", "contact_1d_independent"))
+class _NumericalSections:
+    model: str = param("contact_1d", "", doc="numerical substructure model (the table of "
+                       "rths_ros.core.models.registry): " + "; ".join(f"{k} = {e.doc}" for k, e in MODELS.items()),
+                       choices=tuple(MODELS))
     contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (seed 000 ch. 4)")
     newmark: NewmarkParams = param(NewmarkParams(), doc="Newmark scheme of numerical.model = contact_1d_newmark "
                                    "(seed 001 §2.3)")
@@ -121,17 +121,28 @@ class NumericalParams:
                                              "sensors, limits, plant draw (docs/benchmark_building.md)")
     force_blend: ForceBlendParams = param(ForceBlendParams(), doc="force switch f = gamma f_p + (1 - gamma) f_n "
                                           "with a specimen model and the power-discrepancy trip (seed 004 §4.4), "
-                                          "contact-test models")
+                                          "models of the interface_1d family")
+
+    @property
+    def family(self) -> str:
+        """The model's family (rths_ros.core.models.registry): interface_1d, gait or building."""
+        return MODELS[self.model].family
 
     def validate(self) -> None:
-        if self.force_blend.enabled and self.model not in CONTACT_TEST_MODELS:
+        if self.force_blend.enabled and self.family != "interface_1d":
+            allowed = [k for k, e in MODELS.items() if e.family == "interface_1d"]
             raise ParameterError(f"force_blend.enabled: true is not allowed with model = {self.model!r}; expected "
-                                 f"one of {', '.join(CONTACT_TEST_MODELS)} (the specimen model is the contact "
+                                 f"one of {', '.join(allowed)} (the specimen model is the contact "
                                  "test's)")
 
 
-#: numerical models of the 1-D contact test (one interface DoF z, specimen of numerical.contact_1d)
-CONTACT_TEST_MODELS = ("contact_1d", "contact_1d_newmark", "contact_1d_independent")
+#: numerical.<section> of every model of the table that brings its own parameters (after the fixed sections)
+NumericalParams = dataclasses.make_dataclass(
+    "NumericalParams",
+    [(e.section, e.params, param(e.params(), doc=e.doc)) for e in MODELS.values() if e.section],
+    bases=(_NumericalSections,), frozen=True)
+NumericalParams.__module__ = __name__
+NumericalParams.__doc__ = "The numerical substructure: the model and the parameter sections of the models."
 
 
 @dataclass(frozen=True)
@@ -172,7 +183,7 @@ class Scenario:
             raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
         if not self.nodes:
             raise ParameterError("nodes: [] is not allowed; expected at least one node")
-        if self.numerical.model == "vpp":
+        if self.numerical.family == "gait":
             if self.plant == "sim" and self.sim_plant.specimen_kind != "prosthetic_foot":
                 raise ParameterError("sim_plant.specimen_kind: 'contact_1d' is not allowed with numerical.model = "
                                      "'vpp'; expected 'prosthetic_foot'")
@@ -180,7 +191,7 @@ class Scenario:
                 if getattr(self, sec).enabled:
                     raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'vpp' (the "
                                          "controllers act on the 1-D contact interface only)")
-        if self.numerical.model == "building":
+        if self.numerical.family == "building":
             self._validate_building()
             return
         for key, value in (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from rths_ros.app import factory
+from rths_ros.app.scenario import Scenario
+from rths_ros.core.plant.base import PlantFault
 from rths_ros.core.platform.commander import LimitViolation
 from rths_ros.core.platform.safety import non_finite
-from rths_ros.app.scenario import Scenario
 
 RECORD_KEYS = ("k", "t", "z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas", "contact", "f_d")
 
@@ -42,6 +43,11 @@ def empty_gait_record(n: int) -> dict:
     return rec
 
 
+def _empty_building_record(n: int) -> dict:
+    from rths_ros.core.models.building.rths import empty_building_record
+    return empty_building_record(n)
+
+
 def hold_last_index(mask: np.ndarray) -> np.ndarray:
     """Indices that replace every missing sample (mask False) by the last present one before it (the
     first present one at the start), as a receiving node holds its last input."""
@@ -66,32 +72,23 @@ class VirtualRun:
 
     def __init__(self, s: Scenario):
         self.s = s
-        self.gait = factory.is_gait(s)
-        self.building = factory.is_building(s)
-        if self.building:  # the servo-hydraulic benchmark (see rths_ros.core.models.building.rths)
-            self.numerical = factory.build_numerical(s)
-            self.platform = factory.build_building_platform(s)
-            self.plant = factory.build_plant(s)
-            self.force = factory.build_force_processor(s)
-            self.n_steps = s.steps
-            self.trial_len = s.steps + 1
-            self.npc = self.aff = self.ilc = None
-            return
-        if self.gait:      # the prosthetic-foot test: its own objects (see rths_ros.core.models.gait.rths)
-            self.numerical = factory.build_numerical(s)
-            self.platform = factory.build_gait_platform(s)
-            self.plant = factory.build_plant(s)
-            self.gforce = factory.build_gait_force_processor(s)
-            self.n_steps = s.steps
-            self.trial_len = s.steps + 1
-            self.npc = self.aff = self.ilc = None
-            return
+        self.family = factory.family(s)
+        # the same objects the nodes build: model, platform path, force path, plant (rths_ros.app.factory)
         self.numerical = factory.build_numerical(s)
-        self.imap, self.commander = factory.build_platform(s)
+        self.platform = factory.build_platform_path(s)
+        self.force = factory.build_force_path(s)
         self.plant = factory.build_plant(s)
-        self.force = factory.build_force_processor(s)
         self.n_steps = s.steps
         self.trial_len = s.steps + 1
+        self._trial_of_family = {"interface_1d": self._trial, "gait": self._trial_gait,
+                                 "building": self._trial_building}[self.family]
+        self._empty_record = {"interface_1d": empty_record, "gait": empty_gait_record,
+                              "building": _empty_building_record}[self.family]
+        if self.family != "interface_1d":   # the controllers act on the 1-D interface only (scenario checks)
+            self.npc = self.aff = self.ilc = self.blend = None
+            return
+        self.imap, self.commander = self.platform.map, self.platform.commander
+        self.scalar_force = self.force.processor
         self.npc = factory.build_passivity(s) if s.passivity.enabled else None
         self.aff = factory.build_aff(s) if s.aff.enabled else None
         self.blend = factory.build_force_blend(s)
@@ -103,18 +100,13 @@ class VirtualRun:
     def run(self, progress=None) -> dict:
         s = self.s
         trials = s.loop.trials
-        if self.building:
-            from rths_ros.core.models.building.rths import empty_building_record
-            rec = empty_building_record(trials * self.trial_len)
-        else:
-            rec = (empty_gait_record if self.gait else empty_record)(trials * self.trial_len)
+        rec = self._empty_record(trials * self.trial_len)
         rec["trial"] = rec["k"] // self.trial_len
         rec["t"] = (rec["k"] % self.trial_len) * s.loop.dt_s
         rec["aborted"] = False
         rec["abort_reason"] = ""
         for j in range(trials):
-            ok = (self._trial_building(j, rec) if self.building else
-                  self._trial_gait(j, rec) if self.gait else self._trial(j, rec))
+            ok = self._trial_of_family(j, rec)
             if progress is not None:
                 progress(j + 1, trials)
             if ok and self.ilc is not None:
@@ -136,7 +128,7 @@ class VirtualRun:
         out = self.plant.reset(factory.plant_seed(s, j))
         self.numerical.reset()
         self.commander.reset()
-        self.force.reset()
+        self.scalar_force.reset()
         npc, ilc, aff = self.npc, self.ilc, self.aff
         aff_sup = aff is not None and getattr(aff, "supervised", False)
         blend = self.blend
@@ -154,6 +146,8 @@ class VirtualRun:
         ff_pos = np.zeros(6)
         q = np.zeros(1)
         qd = np.zeros(1)
+        f_one = [0.0]
+        num_q, num_qd = self.numerical.command()
         nan_at = s.faults.nan_wrench_at_step
         for k in range(self.n_steps + 1):
             row = base + k
@@ -164,7 +158,7 @@ class VirtualRun:
                 rec["abort_reason"] = f"ft_sensor: {bad}"
                 rec["_abort_row"] = k - 1
                 return False
-            f_gated, f_meas, contact = self.force.process(wrench)
+            f_gated, f_meas, contact = self.scalar_force.process(wrench)
             q_ach, qd_ach = self.imap.achieved(out.lengths, out.velocities)
             if npc is not None and k > 0:   # F_d(t_k) from step k-1 and zdot(t_k) (passivity_controller)
                 f_d = npc.update(f_prev, zd_prev, zda_prev, f_prev + f_d, zd)
@@ -196,9 +190,11 @@ class VirtualRun:
             if k == self.n_steps:
                 break
             if blend is not None:        # seed 004 §4.4: f = gamma f_p + (1 - gamma) f_n, power-discrepancy trip
-                z, zd = self.numerical.step(blend.force(f_gated, z, zd, qd_ach[0]) + f_d)
+                f_one[0] = blend.force(f_gated, z, zd, qd_ach[0]) + f_d
             else:
-                z, zd = self.numerical.step(f_int)
+                f_one[0] = f_int
+            self.numerical.step(f_one)
+            z, zd = float(num_q[0]), float(num_qd[0])
             q[0], qd[0] = z, zd
             try:
                 cmd = self.commander.command(q, qd)
@@ -224,7 +220,6 @@ class VirtualRun:
 
     def _trial_building(self, j: int, rec: dict) -> bool:
         """One trial of the building benchmark, in the order of the node graph (rths_ros.core.models.building.rths)."""
-        from rths_ros.core.models.building.rths import ActuatorCapacityExceeded
         base = j * self.trial_len
         out = self.plant.reset(factory.plant_seed(self.s, j))          # sim_plant: measurement of sample 0
         num, plat, force = self.numerical, self.platform, self.force
@@ -232,12 +227,12 @@ class VirtualRun:
         plat.reset()
         force.reset()
         y, yd = rec["y"], rec["ydot"]
+        f_one = [0.0]
         for k in range(self.n_steps + 1):
             row = base + k
-            f_m = force.process(out.wrench)[0]                           # ft_sensor
+            f_m = force.process(out.wrench)[0][0]                        # ft_sensor
             x_m = float(out.lengths[0])
-            y[row] = num.q
-            yd[row] = num.qd
+            y[row], yd[row] = num.command()
             rec["x_m"][row] = x_m
             rec["f_m"][row] = f_m
             rec["x"][row] = out.lengths[1]
@@ -247,12 +242,13 @@ class VirtualRun:
             rec["f_true"][row] = out.wrench[1]
             if k == self.n_steps:
                 break
-            u = plat.command(y[row, 0], x_m)                             # stewart_platform: u_k = C(y1_k, x_m,k)
+            u = plat.control(y[row, 0], x_m)                             # stewart_platform: u_k = C(y1_k, x_m,k)
             rec["u"][row] = u
-            num.step(f_m)                                                # numerical_substructure: y_{k+1}
+            f_one[0] = f_m
+            num.step(f_one)                                              # numerical_substructure: y_{k+1}
             try:
                 out = self.plant.step(np.array([u, 0.0, 0.0, 0.0, 0.0, 0.0]))   # sim_plant: x_m,k+1, f_m,k+1
-            except ActuatorCapacityExceeded as exc:
+            except PlantFault as exc:
                 rec["aborted"] = True
                 rec["abort_reason"] = f"sim_plant: step {row + 1}: {exc}"
                 rec["_abort_row"] = k
@@ -261,15 +257,14 @@ class VirtualRun:
 
     def _trial_gait(self, j: int, rec: dict) -> bool:
         """One trial of the gait test, in the order of the node graph (see rths_ros.core.models.gait.rths)."""
-        from rths_ros.core.models.gait.rths import FALL_EVENT
         s = self.s
         base = j * self.trial_len
         out = self.plant.reset(factory.plant_seed(s, j))
-        num, plat, gf = self.numerical, self.platform, self.gforce
+        num, plat, gf = self.numerical, self.platform, self.force
         num.reset()
         plat.reset()
         gf.reset()
-        q, qd = num.q.copy(), num.qd.copy()
+        q, qd = (a.copy() for a in num.command())
         b_cmd = plat.start_lengths.copy()
         ff = np.zeros(6)
         nan_at = s.faults.nan_wrench_at_step
@@ -306,14 +301,14 @@ class VirtualRun:
             rec["wrench"][row] = out.wrench
             if k == self.n_steps:
                 break
-            ev = num.step(float(force[0]), float(force[1]), float(force[2]))   # numerical_substructure
-            if ev & FALL_EVENT:
+            ev = num.step(force)                                             # numerical_substructure
+            reason = num.abort_reason(ev) if ev else None
+            if reason is not None:
                 rec["aborted"] = True
-                rec["abort_reason"] = (f"numerical_substructure: step {row + 1}: the walker fell (VPP model, "
-                                       f"t = {num.t:.3f} s)")
+                rec["abort_reason"] = f"numerical_substructure: step {row + 1}: {reason}"
                 rec["_abort_row"] = k
                 return False
-            q, qd = num.q.copy(), num.qd.copy()
+            q, qd = (a.copy() for a in num.command())
             try:
                 cmd = plat.command(q, qd)                                   # stewart_platform: leg command
             except LimitViolation as exc:

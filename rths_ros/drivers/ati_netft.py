@@ -34,9 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rths_ros.drivers.ft_sensor_base import (
+    FtSample,
+    FtSensor,
+    SensorError,
+    SensorTimeout,
+    SequenceStatistics,
+    SequenceTracker,
+)
 from rths_ros.params import param
-from rths_ros.drivers.ft_sensor_base import (FtSample, FtSensor, SensorError, SensorTimeout, SequenceStatistics,
-                                             SequenceTracker)
 
 __all__ = ["RDT_PORT", "RDT_HEADER", "CMD_STOP", "CMD_START_REALTIME", "CMD_START_BUFFERED", "CMD_SET_BIAS",
            "REQUEST", "RECORD", "NetFtParams", "NetFtClient", "pack_request", "unpack_records"]

@@ -23,14 +23,20 @@ from __future__ import annotations
 
 import select
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from rths_ros.drivers.ati_netft import (
+    CMD_SET_BIAS,
+    CMD_START_BUFFERED,
+    CMD_START_REALTIME,
+    CMD_STOP,
+    RDT_HEADER,
+    RECORD,
+    REQUEST,
+)
 from rths_ros.drivers.udp_server import UdpServer
-
-from rths_ros.drivers.ati_netft import (CMD_SET_BIAS, CMD_START_BUFFERED, CMD_START_REALTIME, CMD_STOP,
-                                        RDT_HEADER, RECORD, REQUEST)
 
 __all__ = ["NetFtEmulator"]
 

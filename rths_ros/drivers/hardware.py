@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rths_ros.params import ParameterError, param
 from rths_ros.drivers.ati_netft import NetFtParams
 from rths_ros.drivers.platform_link import PlatformLinkParams
+from rths_ros.params import ParameterError, param
 
 __all__ = ["HardwareParams", "emulated_link_params"]
 

@@ -55,8 +55,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rths_ros.params import param
 from rths_ros.drivers.ft_sensor_base import SequenceStatistics, SequenceTracker
+from rths_ros.params import param
 
 __all__ = ["MAGIC", "PROTOCOL_VERSION", "HEADER", "COMMAND_BODY", "STATE_BODY", "HEARTBEAT_BODY", "ERROR_BODY",
            "MSG_COMMAND", "MSG_STATE", "MSG_HEARTBEAT", "MSG_RESET", "MSG_ERROR", "STATUS_STROKE",

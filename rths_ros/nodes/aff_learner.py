@@ -27,10 +27,8 @@ import time
 import numpy as np
 
 from rths_ros.app import factory
+from rths_ros.msg import AdaptiveFilter, InterfaceCommand, InterfaceForce, InterfaceState, LegCommand, LegState
 from rths_ros.runtime.node import RthsNode, node_main
-
-from rths_ros.msg import (AdaptiveFilter, InterfaceCommand, InterfaceForce, InterfaceState, LegCommand,  # noqa
-                          LegState)
 
 
 class AffLearnerNode(RthsNode):

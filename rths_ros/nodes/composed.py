@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from rths_ros.runtime.node import node_main
 from rths_ros.nodes.registry import node_class
+from rths_ros.runtime.node import node_main
 
 
 def main(argv=None) -> int:

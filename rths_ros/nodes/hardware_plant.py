@@ -46,10 +46,9 @@ from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths
 from rths_ros.drivers.ati_netft import NetFtClient
 from rths_ros.drivers.ft_sensor_base import SensorError, SensorTimeout
 from rths_ros.drivers.platform_link import PlatformLinkClient, PlatformLinkError, PlatformLinkTimeout
+from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent
 from rths_ros.runtime.beat import BeatNode
 from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
-
-from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
 LINK_FAULTS = (PlatformLinkError, SensorError, OSError)
 
@@ -58,12 +57,10 @@ START_POSE_TOLERANCE_M = 1e-5
 
 
 def trial_start_lengths(scenario) -> np.ndarray:
-    """Leg lengths a trial starts from: the gait test's start pose, otherwise the home pose."""
+    """Leg lengths a trial starts from: the start pose of the model family's platform path (the gait test's start
+    pose, otherwise home)."""
     from rths_ros.app import factory
-    from rths_ros.core.platform.stewart import StewartKinematics
-    if factory.is_gait(scenario):
-        return np.array(factory.gait_start_lengths(scenario), dtype=float)
-    return np.array(StewartKinematics(scenario.platform.geometry).home_lengths, dtype=float)
+    return factory.start_lengths(scenario)
 
 
 def start_ramp(b_now, b_start, safety, dt_s: float):
@@ -207,13 +204,8 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         em = self.rig.platform
         if np.array_equal(em.plant.start_lengths, self.home):
             return
-        from rths_ros.core.platform.interface import InterfaceMap
-        from rths_ros.core.plant.sim_plant import SimPlant
-        s = self.scenario
-        gait = s.platform.gait.interface if s.sim_plant.specimen_kind == "prosthetic_foot" else None
-        twin = SimPlant(s.sim_plant, self.kin, InterfaceMap(s.platform.interface, self.kin), s.loop.dt_s,
-                        gait_interface=gait)
-        em.replace_plant(twin)
+        from rths_ros.app import factory
+        em.replace_plant(factory.build_home_twin(self.scenario))
 
     def _prepare_trial(self, trial: int) -> bool:
         """RESET the controller and ramp the legs to the start pose if they are not there (module doc).  Returns
@@ -442,7 +434,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
             if obj is not None:
                 try:
                     obj.close()
-                except Exception as exc:  # noqa: BLE001 - closing must not hide the run's result
+                except Exception as exc:
                     self.get_logger().warning(f"hardware_plant: closing {type(obj).__name__}: {exc}")
         self.netft = self.link = self.rig = None
 

@@ -17,10 +17,9 @@ import numpy as np
 
 from rths_ros.app.ilc_series import IlcSeries
 from rths_ros.app.vrths import hold_last_index
+from rths_ros.msg import IlcFeedforward, InterfaceCommand, InterfaceState, LegCommand, LegState, TestEvent
 from rths_ros.runtime.node import RthsNode, node_main
 from rths_ros.runtime.qos import events_qos
-
-from rths_ros.msg import IlcFeedforward, InterfaceCommand, InterfaceState, LegCommand, LegState, TestEvent  # noqa
 
 
 class IlcLearnerNode(RthsNode):

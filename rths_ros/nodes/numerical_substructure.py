@@ -17,30 +17,24 @@ from /rths/interface_state (InterfaceState, step k), which a force sample waits 
 newest value).
 
 The model is built by :func:`rths_ros.app.factory.build_numerical` (same object as the virtual
-run).  If a force sample is missing in realtime mode the model is advanced over the gap with the
-last force held, so simulated time stays aligned with the step index; the gap is counted as lost.
-
-Gait test (numerical.model = vpp, :class:`rths_ros.core.models.gait.rths.GaitNumerical`): the force message carries
-the sagittal load ``[F_par, F_perp, M]`` and the command the plate-frame interface pose
-``[x_IFP - x_ref, y_IFP, alpha_R]`` with its rates.  A fall of the walker (event bit 16) aborts the run with
-the reason.
-
-Building benchmark (numerical.model = building, :class:`rths_ros.core.models.building.rths.BuildingNumerical`): the force
-is the measured specimen force ``f_m,k``; the ground acceleration ``a_g,k`` comes from the record itself; the command
-carries ``position = [q1, q2, q3]`` (``q1 = y1``, the actuator's desired displacement) and the velocities.
+run) and driven only through the :class:`~rths_ros.core.models.base.NumericalModel` protocol: the first
+``force_width`` entries of the force message are its load, ``command()`` fills the command message, and an
+``abort_reason`` after a step (the gait test's walker fell) aborts the run with that reason.  What the entries
+mean is the model's: the 1-D interface force; the sagittal load ``[F_par, F_perp, M]`` and the plate-frame pose
+``[x_IFP - x_ref, y_IFP, alpha_R]`` of the gait test; the measured specimen force and ``[q1, q2, q3]``
+(``q1 = y1``, the actuator's desired displacement) of the building benchmark.  Passivity damping and force
+blending act on the first entry (the scenario allows them for the 1-D interface only).  If a force sample is
+missing in realtime mode the model is advanced over the gap with the last load held, so simulated time stays
+aligned with the step index; the gap is counted as lost.
 """
 from __future__ import annotations
 
 import time
 
-import numpy as np
-
 from rths_ros.app import factory
-from rths_ros.runtime.node import RthsNode, node_main, set_stamp, stamp_ns
-
 from rths_ros.core.platform.safety import non_finite
-
-from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState, TestEvent  # noqa: E402
+from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState, TestEvent
+from rths_ros.runtime.node import RthsNode, node_main, set_stamp, stamp_ns
 
 
 class NumericalSubstructureNode(RthsNode):
@@ -50,9 +44,7 @@ class NumericalSubstructureNode(RthsNode):
         super().__init__(scenario, out_dir, context)
         self.model = factory.build_numerical(scenario)
         self.model.reset()
-        self.gait = factory.is_gait(scenario)
-        self.building = factory.is_building(scenario)
-        self.f3_last = (0.0, 0.0, 0.0)
+        self.width = int(self.model.force_width)
         self.pub = self.control_publisher(InterfaceCommand, "/rths/interface_command")
         self.control_subscription(InterfaceForce, "/rths/interface_force", self.on_force)
         self.npc = "passivity_controller" in scenario.run_nodes
@@ -62,84 +54,33 @@ class NumericalSubstructureNode(RthsNode):
         if self.npc:
             self.control_subscription(PassivityState, "/rths/passivity", self.on_passivity)
         # seed 004 §4.4: force switch and power-discrepancy trip (needs the achieved interface velocity)
-        self.blend = factory.build_force_blend(scenario) if not (self.gait or self.building) else None
+        self.blend = factory.build_force_blend(scenario)
         self.v_ach: dict[int, float] = {}
         self.v_ach_latest = 0.0
-        self._z_cmd = 0.0        # the command of the current step (z_k, z'_k): the numerical interface state
-        self._zd_cmd = 0.0
         if self.blend is not None:
             self.control_subscription(InterfaceState, "/rths/interface_state", self.on_state)
         self.msg = InterfaceCommand()
         self.next_k = 0          # step index of the next force sample we expect
-        self.f_last = 0.0
-        self._pos = np.zeros(1)
-        self._vel = np.zeros(1)
+        self.f = [0.0] * self.width
+        self.f_last = [0.0] * self.width
 
     def reset_for_trial(self, trial: int) -> None:
         """Back to rest; announce the command of the trial's first step (the rest position)."""
         self.model.reset()
         start = trial * self.trial_len
         self.next_k = start
-        self.f_last = 0.0
+        self.f_last = [0.0] * self.width
         if self.blend is not None:
             self.blend.reset()
             self.v_ach = {k: v for k, v in self.v_ach.items() if k >= start}
             self.v_ach_latest = 0.0
-        if self.gait:
-            self.f3_last = (0.0, 0.0, 0.0)
-            self.publish_gait_command(start, start, time.time_ns())
-            return
-        self.publish_command(start, start, 0.0, 0.0, time.time_ns())
+        self.publish_command(start, start, time.time_ns())
 
-    def publish_gait_command(self, k: int, origin_k: int, origin_ns: int) -> None:
+    def publish_command(self, k: int, origin_k: int, origin_ns: int) -> None:
         m = self.msg
         m.header.stamp = self.get_clock().now().to_msg()
         m.step = k
-        m.position = self.model.q
-        m.velocity = self.model.qd
-        m.origin_step = origin_k
-        set_stamp(m.origin_stamp, origin_ns)
-        self.pub.publish(m)
-
-    def on_gait_force(self, msg: InterfaceForce, k: int, t0: int) -> None:
-        from rths_ros.core.models.gait.rths import FALL_EVENT
-        while self.next_k < k:  # realtime gap: hold the last load over the missing steps
-            self.model.step(*self.f3_last)
-            self.next_k += 1
-        f = (float(msg.force[0]), float(msg.force[1]), float(msg.force[2]))
-        bad = non_finite("interface force", f, k)
-        if bad:
-            self.abort_reason = f"numerical_substructure: {bad}"
-            self.emit(TestEvent.ABORT, k, self.abort_reason)
-            self.finish(3)
-            return
-        ev = self.model.step(*f)
-        self.f3_last = f
-        self.next_k = k + 1
-        if ev & FALL_EVENT:
-            self.abort_reason = (f"numerical_substructure: step {k + 1}: the walker fell (VPP model, "
-                                 f"t = {self.model.t:.3f} s)")
-            self.emit(TestEvent.ABORT, k + 1, self.abort_reason)
-            self.finish(3)
-            return
-        origin_ns = stamp_ns(msg.origin_stamp)
-        self.publish_gait_command(k + 1, k, origin_ns)
-        self.timing.latency((time.time_ns() - origin_ns) * 1e-9)
-        self.timing.compute(time.perf_counter_ns() - t0)
-        self.sync_readers(k)
-
-    def publish_command(self, k: int, origin_k: int, z: float, zd: float, origin_ns: int) -> None:
-        m = self.msg
-        m.header.stamp = self.get_clock().now().to_msg()
-        m.step = k
-        if self.building:    # the benchmark: all three numerical DoFs, position[0] = y1 (building_rths)
-            m.position = self.model.q
-            m.velocity = self.model.qd
-        else:
-            self._pos[0], self._vel[0] = z, zd
-            self._z_cmd, self._zd_cmd = z, zd
-            m.position = self._pos
-            m.velocity = self._vel
+        m.position, m.velocity = self.model.command()
         m.origin_step = origin_k
         set_stamp(m.origin_stamp, origin_ns)
         self.pub.publish(m)
@@ -182,6 +123,11 @@ class NumericalSubstructureNode(RthsNode):
             return self.alpha_latest * self.model.velocity
         return None
 
+    def _abort(self, step: int, reason: str) -> None:
+        self.abort_reason = f"numerical_substructure: {reason}"
+        self.emit(TestEvent.ABORT, step, self.abort_reason)
+        self.finish(3)
+
     def on_force(self, msg: InterfaceForce) -> None:
         if self.done:
             return
@@ -199,31 +145,36 @@ class NumericalSubstructureNode(RthsNode):
         if self.local_step(k + 1) == 0:   # the trial's last sample: nothing more to command in this trial
             self.next_k = k + 1
             return
-        if self.gait:
-            self.on_gait_force(msg, k, t0)
-            return
-        while self.next_k < k:  # realtime gap: hold the last force over the missing steps
-            self.model.step(self.f_last)
+        model = self.model
+        while self.next_k < k:  # realtime gap: hold the last load over the missing steps
+            model.step(self.f_last)
             self.next_k += 1
-        f_p = float(msg.force[0])
+        f = self.f
+        for i in range(self.width):
+            f[i] = float(msg.force[i])
         if self.blend is not None:   # f = gamma F'_m + (1 - gamma) f_n, power-discrepancy trip (seed 004 §4.4)
             v_ach = self.v_ach.pop(k, self.v_ach_latest)
-            f_p = self.blend.force(f_p, self._z_cmd, self._zd_cmd, v_ach)
+            q, qd = model.command()   # the command of this step: the numerical interface state (z_k, z'_k)
+            f[0] = self.blend.force(f[0], float(q[0]), float(qd[0]), v_ach)
             if len(self.v_ach) > 100:   # realtime: states of skipped steps
                 for old in [j for j in self.v_ach if j < k]:
                     del self.v_ach[old]
-        f_int = f_p + self.damping(k)
-        bad = non_finite("interface force", (f_int,), k)
+        if self.npc:
+            f[0] = f[0] + self.damping(k)
+        bad = non_finite("interface force", f, k)
         if bad:
-            self.abort_reason = f"numerical_substructure: {bad}"
-            self.emit(TestEvent.ABORT, k, self.abort_reason)
-            self.finish(3)
+            self._abort(k, bad)
             return
-        z, zd = self.model.step(f_int)
-        self.f_last = f_int
+        events = model.step(f)
+        self.f_last = list(f)
         self.next_k = k + 1
+        if events:
+            reason = model.abort_reason(events)
+            if reason is not None:
+                self._abort(k + 1, f"step {k + 1}: {reason}")
+                return
         origin_ns = stamp_ns(msg.origin_stamp)
-        self.publish_command(k + 1, k, z, zd, origin_ns)
+        self.publish_command(k + 1, k, origin_ns)
         self.timing.latency((time.time_ns() - origin_ns) * 1e-9)
         self.timing.compute(time.perf_counter_ns() - t0)
         self.sync_readers(k)

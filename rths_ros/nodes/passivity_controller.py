@@ -14,9 +14,8 @@ from __future__ import annotations
 import time
 
 from rths_ros.app import factory
+from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState
 from rths_ros.runtime.node import RthsNode, node_main
-
-from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState  # noqa: E402
 
 
 class PassivityControllerNode(RthsNode):

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import time
 
-from rths_ros.bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, string_msg
+from rths_ros import msg as rths_msg
 from rths_ros.app import scenario as scn
+from rths_ros.bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, string_msg
+from rths_ros.msg import TestEvent
 from rths_ros.runtime.node import RthsNode, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos, record_qos
 from rths_ros.runtime.topics import TOPICS
-
-from rths_ros import msg as rths_msg  # noqa: E402
-from rths_ros.msg import TestEvent  # noqa: E402
 
 
 def _msg_class(type_name: str):

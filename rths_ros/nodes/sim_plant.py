@@ -25,17 +25,14 @@ from __future__ import annotations
 import time
 
 import numpy as np
-
-from rths_ros.app import factory
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
+from rths_ros.app import factory
+from rths_ros.core.plant.base import PlantFault
+from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths
+from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent
 from rths_ros.runtime.beat import BeatNode
 from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
-
-from rths_ros.core.models.building.structure import ActuatorCapacityExceeded
-from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths
-
-from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent  # noqa: E402
 
 
 class SimPlantNode(LifecycleNodeMixin, BeatNode):
@@ -153,7 +150,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
             return
         try:
             self.out = self.plant.step(self.hold_length, self.hold_ff)
-        except ActuatorCapacityExceeded as exc:    # the building benchmark's capacity limit
+        except PlantFault as exc:    # e.g. the building benchmark's actuator capacity
             self.halted = True
             self.abort_reason = f"sim_plant: step {k_next}: {exc}"
             self.get_logger().error(self.abort_reason)

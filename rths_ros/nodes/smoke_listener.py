@@ -2,9 +2,8 @@
 (force = -k_spring * position), the way the plant + sensor answer the real fast path."""
 from __future__ import annotations
 
+from rths_ros.msg import InterfaceCommand, InterfaceForce
 from rths_ros.runtime.node import RthsNode, node_main
-
-from rths_ros.msg import InterfaceCommand, InterfaceForce  # noqa: E402
 
 
 class SmokeListener(RthsNode):

@@ -12,10 +12,9 @@ import time
 
 import numpy as np
 
+from rths_ros.msg import InterfaceCommand, InterfaceForce
 from rths_ros.runtime.beat import BeatNode
 from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
-
-from rths_ros.msg import InterfaceCommand, InterfaceForce  # noqa: E402
 
 
 class SmokeTalker(BeatNode):

@@ -7,32 +7,38 @@ Out: /rths/leg_command (LegCommand, step k), /rths/interface_state (InterfaceSta
 A command that would leave the stroke, exceed the leg speed or the joint angle aborts the run
 (ABORT event with the limit in the reason) and nothing more is commanded.
 
-Gait test (numerical.model = vpp): the 3-DoF plate-frame command ``[x_IFP - x_ref, y_IFP, alpha_R]`` goes through
-:class:`rths_ros.core.models.gait.rths.GaitPlatform` (inverse kinematics with the 7 deg toe-out, velocity feedforward, the
-leg-speed policy of platform.gait; stroke and joint-angle limits abort), and the achieved interface state is the
-plate-frame pose of the measured legs.  The 1-D ``safety.interface_limit_m`` check does not apply there.
-
-Building benchmark (numerical.model = building): the node runs the tracking controller
-(:class:`rths_ros.core.models.building.rths.BuildingPlatform`, ``tracking_controller``): with the desired ``y1_k``
-(InterfaceCommand step k, ``position[0]``) and the measured ``x_m,k`` (LegState step k, ``length[0]``) it publishes
-``u_k = C(y1_k, x_m,k)`` as LegCommand step k+1 (``length[0]``).  Lockstep: waits for both samples of step k;
-realtime: on the leg state, with the newest command.  An exception of the controller aborts the run.
+The work is the model family's :class:`~rths_ros.core.platform.paths.PlatformPath`
+(:func:`rths_ros.app.factory.build_platform_path`); the node never asks which model runs.  An *open-loop* path
+turns the interface command of step k into the leg command of step k (the 1-D interface: the
+``safety.interface_limit_m`` check, inverse kinematics, velocity feedforward, limits; the gait test: the
+plate-frame pose ``[x_IFP - x_ref, y_IFP, alpha_R]`` with the 7 deg toe-out and the leg-speed policy).  A
+*closed-loop* path is a feedback controller: with the interface command of step k and the measured legs of step k
+it publishes the leg command of step k+1 (the building benchmark: ``u_k = C(y1_k, x_m,k)``, ``length[0]``);
+lockstep: it waits for both samples of step k; realtime: it runs on the leg state with the newest command.  Either
+way the legs of a trial's first step are the path's start pose, and the leg commands of steps 1..N are published.
+A rejected command (a limit, an exception of a user's controller) aborts the run.
 """
 from __future__ import annotations
 
 import time
 
 import numpy as np
+from builtin_interfaces.msg import Time
 
 from rths_ros.app import factory
-from rths_ros.core.platform.commander import LimitViolation
-from rths_ros.runtime.node import RthsNode, node_main, stamp_ns
-
 from rths_ros.app.ilc_series import IlcSeries
+from rths_ros.core.platform.commander import CommandRejected
+from rths_ros.msg import (
+    AdaptiveFilter,
+    IlcFeedforward,
+    InterfaceCommand,
+    InterfaceState,
+    LegCommand,
+    LegState,
+    TestEvent,
+)
+from rths_ros.runtime.node import RthsNode, node_main, stamp_ns
 from rths_ros.runtime.qos import events_qos
-
-from rths_ros.msg import (AdaptiveFilter, IlcFeedforward, InterfaceCommand, InterfaceState, LegCommand,  # noqa
-                          LegState, TestEvent)
 
 
 class StewartPlatformNode(RthsNode):
@@ -40,13 +46,13 @@ class StewartPlatformNode(RthsNode):
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)
-        self.map, self.commander = factory.build_platform(scenario)
-        self.commander.reset()
-        self.gait = factory.build_gait_platform(scenario) if factory.is_gait(scenario) else None
-        self.building = factory.build_building_platform(scenario) if factory.is_building(scenario) else None
-        self.y1_by_step: dict[int, float] = {}
-        self.xm_by_step: dict[int, tuple] = {}
-        self.y1_latest = 0.0
+        self.path = factory.build_platform_path(scenario)
+        self.path.reset()
+        self.closed_loop = bool(self.path.closed_loop)
+        self.lead = 1 if self.closed_loop else 0       # leg command step = input step + lead
+        self.cmd_by_step: dict[int, InterfaceCommand] = {}
+        self.meas_by_step: dict[int, tuple[float, Time]] = {}
+        self.cmd_latest: InterfaceCommand | None = None
         self.leg_pub = self.control_publisher(LegCommand, "/rths/leg_command")
         self.state_pub = self.control_publisher(InterfaceState, "/rths/interface_state")
         self.control_subscription(InterfaceCommand, "/rths/interface_command", self.on_command)
@@ -54,10 +60,7 @@ class StewartPlatformNode(RthsNode):
         self.leg_msg = LegCommand()
         self.state_msg = InterfaceState()
         self.faulted = False
-        sp, fp = scenario.safety, scenario.faults
-        dofs = scenario.platform.interface.dofs
-        self._lin = [i for i, d in enumerate(dofs) if d in ("x", "y", "z")]
-        self._q_lim = sp.interface_limit_m
+        fp = scenario.faults
         self._offset_at, self._offset_m = fp.leg_command_offset_at_step, fp.leg_command_offset_m
         # ILC: the feedforward of each trial comes from the ilc_learner before the trial starts
         self.ilc = IlcSeries(scenario) if "ilc_learner" in scenario.run_nodes else None
@@ -95,105 +98,106 @@ class StewartPlatformNode(RthsNode):
             self.on_command(m)
 
     def reset_for_trial(self, trial: int) -> None:
-        self.commander.reset()
-        if self.building is not None:
-            self.building.reset()
-            start = trial * self.trial_len
-            self.y1_by_step = {k: v for k, v in self.y1_by_step.items() if k >= start}
-            self.xm_by_step = {k: v for k, v in self.xm_by_step.items() if k >= start}
-            self.y1_latest = 0.0
-        if self.gait is not None:
-            self.gait.reset()
+        self.path.reset()
+        start = trial * self.trial_len
+        self.cmd_by_step = {k: v for k, v in self.cmd_by_step.items() if k >= start}
+        self.meas_by_step = {k: v for k, v in self.meas_by_step.items() if k >= start}
+        self.cmd_latest = None
         if self.aff is not None:
             self.aff.reset()
-            start = trial * self.trial_len
             self.theta = {k: v for k, v in self.theta.items() if k >= start}
 
     def on_command(self, msg: InterfaceCommand) -> None:
         if self.done or self.faulted or not self.enter_trial(msg.step):
             return
-        if self.building is not None:
-            k = int(msg.step)
-            self.y1_latest = float(msg.position[0])
+        k = int(msg.step)
+        if self.closed_loop:     # the controller runs when the measurement of step k is here as well
+            self.cmd_latest = msg
             if self.mode != "realtime":
-                self.y1_by_step[k] = self.y1_latest
-                self.building_step(k)
+                self.cmd_by_step[k] = msg
+                self._closed_loop_step(k)
             return
-        local = self.local_step(msg.step)
-        if local == 0:  # the first step of a trial: the platform is at home
+        local = self.local_step(k)
+        if local == 0:  # the first step of a trial: the platform is at its start pose
             return
-        trial = self.trial_of(msg.step)
+        trial = self.trial_of(k)
         if (self.ilc is not None and trial not in self.ilc_ff) or (
-                self.aff is not None and self.mode != "realtime" and (msg.step - 1) not in self.theta):
+                self.aff is not None and self.mode != "realtime" and (k - 1) not in self.theta):
             self.pending.append(msg)  # the trial's ILC feedforward / the AFF coefficients are on their way
             return
         t0 = time.perf_counter_ns()
         self.timing.tick()
-        if self.gait is not None:
-            self.on_gait_command(msg, t0)
+        self._command(k, msg, None, msg.header.stamp, msg.origin_stamp, t0)
+
+    def _closed_loop_step(self, k: int) -> None:
+        """The leg command of step k+1 from the interface command and the measured legs of step k, once both are
+        here (lockstep); realtime: with the newest interface command."""
+        if self.done or self.faulted:
             return
-        for i in self._lin:
-            if abs(msg.position[i]) > self._q_lim:
-                self._fault(msg.step, f"interface displacement {float(msg.position[i]):.6g} m beyond "
-                                      f"safety.interface_limit_m = {self._q_lim:g} m")
+        if self.mode == "realtime":
+            msg = self.cmd_latest
+            meas = self.meas_by_step.pop(k, None)
+        else:
+            if k not in self.cmd_by_step or k not in self.meas_by_step:
                 return
+            msg = self.cmd_by_step.pop(k)
+            meas = self.meas_by_step.pop(k)
+        if meas is None or self.local_step(k) == self.trial_len - 1:   # no command after the trial's last sample
+            return
+        x_m, stamp = meas
+        t0 = time.perf_counter_ns()
+        self.timing.tick()
+        if msg is None:
+            position, velocity = (0.0,), (0.0,)
+        else:
+            position, velocity = msg.position, msg.velocity
+        self._command(k + 1, None, (position, velocity, x_m), stamp, stamp, t0)
+
+    def _command(self, step: int, msg, closed, stamp, origin_stamp, t0: int) -> None:
+        """Compute, change (feedforward learners, injected fault), check and publish the leg command of ``step``."""
+        path = self.path
         try:
-            cmd = self.commander.command(msg.position, msg.velocity)
-        except LimitViolation as exc:
-            self._fault(msg.step, str(exc))
+            if closed is None:
+                cmd = path.command(msg.position, msg.velocity)
+            else:
+                cmd = path.command(*closed)
+        except CommandRejected as exc:
+            self._fault(step - self.lead, str(exc))
             return
         try:
+            local = self.local_step(step)
             if self.aff is not None:
-                th = self._theta_for(msg.step)
+                th = self._theta_for(step)
                 if th is not None:
                     u = self.aff.feedforward(cmd.length, th, step=local)
-                    factory.apply_position_feedforward(self.commander, cmd, u)
+                    factory.apply_position_feedforward(path.commander, cmd, u)
             if self.ilc is not None:
-                self.ilc.apply(local, self.ilc_ff[trial], cmd.length, cmd.feedforward_velocity,
+                self.ilc.apply(local, self.ilc_ff[self.trial_of(step)], cmd.length, cmd.feedforward_velocity,
                                cmd.feedforward_position)
-            if (self.aff is not None or self.ilc is not None) and self.commander.params.enforce_limits:
-                self.commander.check_command(cmd)   # the command as sent, after every feedforward
-            if 0 <= self._offset_at <= msg.step:     # injected fault: a wrong leg command
-                cmd.length[0] += self._offset_m
-                self.commander.check(cmd.length, cmd.velocity)
-        except LimitViolation as exc:
-            self._fault(msg.step, f"feedforward: {exc}")
+            if (self.aff is not None or self.ilc is not None) and path.commander.params.enforce_limits:
+                path.commander.check_command(cmd)   # the command as sent, after every feedforward
+        except CommandRejected as exc:
+            self._fault(step, f"feedforward: {exc}")
             return
+        if 0 <= self._offset_at <= step:     # injected fault: a wrong leg command
+            cmd.length[0] += self._offset_m
+            try:
+                path.check(cmd)
+            except CommandRejected as exc:
+                self._fault(step, f"injected leg command offset: {exc}")
+                return
         m = self.leg_msg
-        m.header.stamp = msg.header.stamp
-        m.step = msg.step
+        m.header.stamp = stamp
+        m.step = step
         m.length = cmd.length
         m.velocity = cmd.velocity
         m.feedforward_velocity = cmd.feedforward_velocity
         m.feedforward_position = cmd.feedforward_position
-        m.origin_stamp = msg.origin_stamp
+        m.origin_stamp = origin_stamp
         self.leg_pub.publish(m)
-        self.timing.latency((time.time_ns() - stamp_ns(msg.origin_stamp)) * 1e-9)
+        self.timing.latency((time.time_ns() - stamp_ns(origin_stamp)) * 1e-9)
         self.timing.compute(time.perf_counter_ns() - t0)
-        self.sync_readers(msg.step)
-
-    def on_gait_command(self, msg: InterfaceCommand, t0: int) -> None:
-        g = self.gait
-        try:
-            cmd = g.command(msg.position, msg.velocity)
-            if 0 <= self._offset_at <= msg.step:     # injected fault: a wrong leg command
-                cmd.length[0] += self._offset_m
-                g._checker.check(cmd.length, cmd.velocity, g.gi.last_tcp_pose)
-        except LimitViolation as exc:
-            self._fault(msg.step, str(exc))
-            return
-        m = self.leg_msg
-        m.header.stamp = msg.header.stamp
-        m.step = msg.step
-        m.length = cmd.length
-        m.velocity = cmd.velocity
-        m.feedforward_velocity = cmd.feedforward_velocity
-        m.feedforward_position = cmd.feedforward_position
-        m.origin_stamp = msg.origin_stamp
-        self.leg_pub.publish(m)
-        self.timing.latency((time.time_ns() - stamp_ns(msg.origin_stamp)) * 1e-9)
-        self.timing.compute(time.perf_counter_ns() - t0)
-        self.sync_readers(msg.step)
+        self.sync_readers(step - self.lead)
 
     def _fault(self, step: int, what: str) -> None:
         """A command the platform must not execute: nothing more is commanded, the run aborts."""
@@ -201,68 +205,21 @@ class StewartPlatformNode(RthsNode):
         self.abort_reason = f"step {step}: {what}"
         self.emit(TestEvent.ABORT, step, self.abort_reason)
 
-    def building_step(self, k: int) -> None:
-        """The benchmark: u_k from y1_k and x_m,k once both are here (lockstep) -> LegCommand step k+1."""
-        if self.done or self.faulted:
-            return
-        if self.mode == "realtime":
-            y1 = self.y1_latest
-            meas = self.xm_by_step.pop(k, None)
-        else:
-            if k not in self.y1_by_step or k not in self.xm_by_step:
-                return
-            y1 = self.y1_by_step.pop(k)
-            meas = self.xm_by_step.pop(k)
-        if meas is None or self.local_step(k) == self.trial_len - 1:   # no command after the trial's last sample
-            return
-        x_m, stamp = meas
-        t0 = time.perf_counter_ns()
-        self.timing.tick()
-        try:
-            u = self.building.command(y1, x_m)
-        except Exception as exc:   # a user's controller failed: nothing more is commanded
-            self._fault(k, f"tracking controller: {type(exc).__name__}: {exc}")
-            return
-        m = self.leg_msg
-        m.header.stamp = stamp
-        m.step = k + 1
-        m.length = [u, 0.0, 0.0, 0.0, 0.0, 0.0]
-        m.velocity = [0.0] * 6
-        m.feedforward_velocity = [0.0] * 6
-        m.feedforward_position = [0.0] * 6
-        m.origin_stamp = stamp
-        self.leg_pub.publish(m)
-        self.timing.latency((time.time_ns() - stamp_ns(stamp)) * 1e-9)
-        self.timing.compute(time.perf_counter_ns() - t0)
-        self.sync_readers(k)
-
     def on_leg_state(self, msg: LegState) -> None:
         if self.done or not self.enter_trial(msg.step):
             return
-        if self.building is not None:
-            q, qd = self.building.achieved(msg.length, msg.velocity)
-            m = self.state_msg
-            m.header.stamp = msg.header.stamp
-            m.step = msg.step
-            m.position = q
-            m.velocity = qd
-            self.state_pub.publish(m)
-            k = int(msg.step)
-            st = msg.header.stamp
-            from builtin_interfaces.msg import Time
-            self.xm_by_step[k] = (float(msg.length[0]), Time(sec=st.sec, nanosec=st.nanosec))
-            self.building_step(k)
-            return
-        if self.gait is not None:
-            q, qd = self.gait.achieved(msg.length, msg.velocity)
-        else:
-            q, qd = self.map.achieved(msg.length, msg.velocity)
+        q, qd = self.path.achieved(msg.length, msg.velocity)
         m = self.state_msg
         m.header.stamp = msg.header.stamp
         m.step = msg.step
         m.position = q
         m.velocity = qd
         self.state_pub.publish(m)
+        if self.closed_loop:
+            k = int(msg.step)
+            st = msg.header.stamp
+            self.meas_by_step[k] = (float(msg.length[0]), Time(sec=st.sec, nanosec=st.nanosec))
+            self._closed_loop_step(k)
 
 
 def main(argv=None) -> int:

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import time
 
-from rths_ros.runtime.node import EVENT_NAMES, RthsNode, node_main
-
-from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from rths_ros.msg import LoopTiming, TestEvent
+from rths_ros.runtime.node import EVENT_NAMES, RthsNode, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos
 
 

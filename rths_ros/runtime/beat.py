@@ -22,12 +22,11 @@ import threading
 import time
 
 from rths_ros.core.platform.safety import leg_command_out_of_range, non_finite
+from rths_ros.msg import TestEvent
 from rths_ros.runtime.clock import make_clock
 from rths_ros.runtime.node import RthsNode
 from rths_ros.runtime.processes import ProcessWatch
 from rths_ros.runtime.topics import TOPICS
-
-from rths_ros.msg import TestEvent  # noqa: E402
 
 
 class BeatNode(RthsNode):

@@ -34,13 +34,12 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
 from rths_ros.app import scenario as scn
+from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError, describe
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.rt import apply_realtime
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
-
-from rths_ros.msg import LoopTiming, TestEvent  # noqa: E402  (generated messages)
 
 EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
                TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",

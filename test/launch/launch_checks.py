@@ -64,12 +64,12 @@ def scenario_launch(scenario: str, overrides: tuple[str, ...] = (), timeout_s: f
     """(LaunchDescription, {'run': LaunchedRun}) for launch_testing: the installed rths.launch.py with the
     given arguments, on a ROS domain of its own, writing to a fresh temporary run directory."""
     from ament_index_python.packages import get_package_share_directory
-    from launch import LaunchDescription
     from launch.actions import IncludeLaunchDescription, SetEnvironmentVariable
     from launch.launch_description_sources import PythonLaunchDescriptionSource
     from launch_testing.actions import ReadyToTest
     from launch_testing.util import KeepAliveProc
 
+    from launch import LaunchDescription
     from rths_ros.runner import DomainLease
 
     lease = DomainLease()

@@ -14,15 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
-
 from launch_checks import SKIP_REASON
 
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
-from rths_ros.bag import read_bag  # noqa: E402
-from rths_ros.runner import DomainLease, wait_until_running  # noqa: E402
-from rths_ros.runtime.processes import node_pids  # noqa: E402
+from rths_ros.bag import read_bag
+from rths_ros.runner import DomainLease, wait_until_running
+from rths_ros.runtime.processes import node_pids
 
 ROS2 = Path(sys.prefix) / "bin" / "ros2"
 

@@ -4,12 +4,11 @@ so this family is checked for a clean run, its events and its bag, not against `
 import json
 import unittest
 
+import launch_checks as lc
 import pytest
 
-import launch_checks as lc
-
 launch_testing = lc.require_launch_testing()      # skips this module without the launch tooling
-from launch_checks import CompletedRun, RunEnds  # noqa: E402,F401  (collected by launch_testing)
+from launch_checks import CompletedRun, RunEnds  # noqa: F401  (collected by launch_testing)
 
 
 @pytest.mark.launch_test

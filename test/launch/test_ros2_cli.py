@@ -330,6 +330,7 @@ def test_topic_list_shows_loop_topics(live_run):
 
 def test_param_get_returns_scenario_values(live_run):
     import yaml
+
     from rths_ros.app import scenario as scn
 
     scenario = scn.load(SCENARIO, list(OVERRIDES))

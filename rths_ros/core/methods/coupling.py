@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.params import ParameterError, param
 from rths_ros.core.methods.prediction import SPACING_CHOICES, PolynomialPredictor, PredictorParams
 from rths_ros.core.methods.tdc import InverseModelFeedforward, ProcessModelParams
+from rths_ros.params import ParameterError, param
 
 __all__ = ["PredictionStageParams", "TdcStageParams", "CouplingParams", "CommandShaper"]
 

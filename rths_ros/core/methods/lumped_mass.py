@@ -40,8 +40,8 @@ import numba
 import numpy as np
 from scipy.linalg import expm
 
-from rths_ros.core.learning.aff.harmonic import (FS_MU, FS_NU, FS_P_IN, HarmonicAff, HarmonicAffParams,
-                                        aff_step_kernel)
+from rths_ros.core.learning.aff.harmonic import HarmonicAff, aff_step_kernel
+from rths_ros.core.learning.aff.harmonic_params import FS_MU, FS_NU, FS_P_IN, HarmonicAffParams
 from rths_ros.core.numerics.newmark import newmark_sdof_step
 from rths_ros.params import param
 

@@ -45,8 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal
 
-from rths_ros.params import param
 from rths_ros.core.methods.prediction import PolynomialPredictor, PredictorParams
+from rths_ros.params import param
 
 MODEL_KINDS = ("G1", "G2", "G1D", "G2D")
 

@@ -48,8 +48,8 @@ step and the model uses the force sampled at ``t_k``) and :func:`simulate_indepe
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy.integrate import solve_ivp

@@ -78,12 +78,12 @@ class LegCascadeParams:
                     f"allowed: leave it out or set preset: custom")
 
     @classmethod
-    def PPI1(cls) -> "LegCascadeParams":
+    def PPI1(cls) -> LegCascadeParams:
         """K_Pp = 20 1/s, K_Pv = 0.2 As/m, K_Iv = 1 A/m (seed 000, chapters 4-7)."""
         return cls(preset="PPI1")
 
     @classmethod
-    def PPI2(cls) -> "LegCascadeParams":
+    def PPI2(cls) -> LegCascadeParams:
         """K_Pp = 50 1/s, K_Pv = 0.2 As/m, K_Iv = 5 A/m (seed 000, chapter 8 and Part III)."""
         return cls(preset="PPI2")
 

@@ -36,13 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from rths_ros.core.platform.interface import InterfaceMap
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
 from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams
-from rths_ros.params import ParameterError, param
 from rths_ros.core.plant.prosthetic_foot import ProstheticFoot, ProstheticFootParams
 from rths_ros.core.plant.specimen import Specimen1D, Specimen1DParams
+from rths_ros.core.platform.interface import InterfaceMap
 from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.params import ParameterError, param
 
 __all__ = ["SimPlantParams", "PlantOutput", "SimPlant"]
 

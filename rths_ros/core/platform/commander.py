@@ -32,7 +32,7 @@ from rths_ros.core.methods.coupling import CommandShaper, CouplingParams
 from rths_ros.core.platform.interface import InterfaceMap
 from rths_ros.params import param
 
-__all__ = ["PlatformCommanderParams", "LegCommandArrays", "LimitViolation", "PlatformCommander"]
+__all__ = ["PlatformCommanderParams", "LegCommandArrays", "CommandRejected", "LimitViolation", "PlatformCommander"]
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,11 @@ class LegCommandArrays:
     feedforward_velocity: np.ndarray = field(default_factory=lambda: np.zeros(6))
     feedforward_position: np.ndarray = field(default_factory=lambda: np.zeros(6))
 
-    def copy(self) -> "LegCommandArrays":
+    def copy(self) -> LegCommandArrays:
         return LegCommandArrays(self.length.copy(), self.velocity.copy(), self.feedforward_velocity.copy(),
                                 self.feedforward_position.copy())
 
-    def fill(self, other: "LegCommandArrays") -> None:
+    def fill(self, other: LegCommandArrays) -> None:
         """Copy ``other`` into these arrays (no allocation)."""
         self.length[:] = other.length
         self.velocity[:] = other.velocity
@@ -69,7 +69,11 @@ class LegCommandArrays:
         self.feedforward_position[:] = other.feedforward_position
 
 
-class LimitViolation(Exception):
+class CommandRejected(Exception):
+    """The platform path refuses to execute a command (the message says why); the run aborts."""
+
+
+class LimitViolation(CommandRejected):
     """A leg command outside the platform limits.  Attributes: ``leg`` (1..6), ``quantity``
     ('length', 'velocity', 'feedforward velocity', 'base joint angle', 'platform joint angle'), ``value`` and
     ``limit`` (SI units; angles in rad, the message shows degrees)."""

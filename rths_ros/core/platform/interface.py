@@ -33,8 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from rths_ros.params import ParameterError, param
 from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.params import ParameterError, param
 
 __all__ = ["InterfaceMapParams", "InterfaceMap", "DOF_NAMES"]
 

@@ -469,7 +469,7 @@ def load_plant_config(source) -> LegPlantParams:
     """Leg models from a plant configuration (a dict as :meth:`SysIdResult.plant_config` returns, or the path
     of a YAML written by :meth:`SysIdResult.write_yaml`), validated like any scenario section."""
     if not isinstance(source, dict):
-        with open(source, "r", encoding="utf-8") as fh:
+        with open(source, encoding="utf-8") as fh:
             source = yaml.safe_load(fh)
     try:
         legs = source["sim_plant"]["legs"]

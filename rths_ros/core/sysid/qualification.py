@@ -27,15 +27,15 @@ Choices where the seed is silent:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 from scipy import optimize
 from scipy import signal as sps
 
-from rths_ros.params import ParameterError, param
 from rths_ros.core.methods.tdc import MODEL_KINDS, ProcessModelParams
+from rths_ros.params import ParameterError, param
 
 Plant = Callable[[np.ndarray, float], np.ndarray]
 

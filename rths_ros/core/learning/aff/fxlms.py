@@ -65,7 +65,6 @@ preallocated arrays.
 """
 from __future__ import annotations
 
-
 import numba
 import numpy as np
 

@@ -64,113 +64,61 @@ Choices where the seed is silent (documented in docs/harmonic_aff.md):
   object and the in-process simulation (rths_ros.core.methods.lumped_mass) give identical runs.
 
 All per-sample work is one numba kernel (:func:`aff_step_kernel`) on preallocated arrays.
+
+Modules: the parameters and the kernels' slot layout are :mod:`rths_ros.core.learning.aff.harmonic_params`, the
+rearrangement, QR-RLS and identification :mod:`rths_ros.core.learning.aff.harmonic_identification`, the supervisor
+:mod:`rths_ros.core.learning.aff.harmonic_supervisor`; this module holds the basis, the adaptation and
+:class:`HarmonicAff`.
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 import time
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 
-from rths_ros.params import ParameterError, param
+from rths_ros.core.learning.aff.harmonic_identification import (
+    _identify,
+    _p_from_tilde,
+    h_from_p_tilde,
+    p_tilde_from_h,
+    qrrls_update,
+)
+from rths_ros.core.learning.aff.harmonic_params import (
+    CF_GAMMA_LMS,
+    CF_GAMMA_RLS,
+    CF_ID_AMP,
+    CF_MU_LMS,
+    CF_MU_RLS,
+    CF_T_ID,
+    CF_T_RAND,
+    CI_LAW,
+    CI_NF,
+    CI_NINT,
+    CI_SIMUL,
+    CI_SUP,
+    FS_A_G,
+    FS_A_MU,
+    FS_GAMMA,
+    FS_LEN,
+    FS_LMAX,
+    FS_MU,
+    FS_NU,
+    FS_P_IN,
+    FS_T0,
+    FS_T_PREV,
+    FS_T_RAND,
+    IS_K,
+    IS_LEN,
+    IS_PHASE,
+    IS_STARTED,
+    HarmonicAffParams,
+)
+from rths_ros.core.learning.aff.harmonic_supervisor import _supervise
 
-__all__ = ["HarmonicAffParams", "HarmonicAff", "PowerFlowSupervisor", "basis_matrix", "p_matrix", "theta_tilde",
-           "qrrls_update",
-           "p_tilde_from_h", "h_from_p_tilde",
-           "aff_step_kernel", "time_per_sample"]
-
-LAWS = ("lms", "rls")
-
-# integer configuration / state slots
-CI_NINT, CI_NF, CI_LAW, CI_IDLAW, CI_SIMUL, CI_SUP, CI_LEN = range(7)
-(CF_MU_LMS, CF_GAMMA_LMS, CF_MU_ID_LMS, CF_MU_RLS, CF_GAMMA_RLS, CF_MU_ID_RLS, CF_GAMMA_ID_RLS, CF_T_ID,
- CF_T_RAND, CF_ID_AMP, CF_P_LIM, CF_DA_MU_DOWN, CF_DA_G_UP, CF_DA_G_DOWN, CF_B_MU, CF_B_G, CF_GAMMA_MAX,
- CF_P_TAU, CF_LEN) = range(19)
-IS_STARTED, IS_PHASE, IS_K, IS_LEN = range(4)          # phase: 0 identification, 1 adaptation
-(FS_T0, FS_T_RAND, FS_T_PREV, FS_A_MU, FS_A_G, FS_MU, FS_NU, FS_GAMMA, FS_P_IN, FS_LMAX, FS_K_SUP,
- FS_P_RAW, FS_LEN) = range(13)
-
-
-@dataclass(frozen=True)
-class HarmonicAffParams:
-    """Harmonic AFF of seed 001 §5.1-5.4.  Defaults: §5.4.4 / §6.1 / Tables B.3-B.5 where the seed gives one."""
-
-    frequencies_hz: tuple[float, ...] = param([8.0], "Hz", 1e-3, 1e4,
-                                              "excitation frequencies Omega_i/2pi of the basis W(t) (§5.4.4: 8 Hz)")
-    n_int: int = param(1, "", 1, 12, "number of interface DOFs = number of actuator inputs")
-    law: str = param("rls", "", doc="adaptation law of theta: lms (eqs. 5.18-5.20) or rls (QR-RLS, Alg. 3)",
-                     choices=LAWS)
-    identification: str = param("rls", "", doc="identification law of P_gu: lms (§5.2.2) or rls (Alg. 4)",
-                                choices=LAWS)
-    simultaneous: bool = param(True, "", doc="identify P_gu during the adaptation too (Alg. 5; needs law rls "
-                                             "and g_ext)")
-    mu_lms: float = param(0.01, "", 0.0, 100.0, "normalised LMS adaptation gain mu_LMS (= mu_init of the "
-                                                "supervisor; §5.4.4 uses 1e-1..1e-4)")
-    gamma_lms: float = param(0.0, "g^2/u^2", 0.0, 1e9, "LMS regularisation gamma_LMS, same units as lambda_max "
-                                                       "of P^T P (leakage nu = 1 - mu_bar gamma)")
-    mu_id_lms: float = param(0.01, "1/u^2", 0.0, 1e9, "LMS identification gain mu_id,LMS (§5.4.4: 0.01; "
-                                                      "not normalised, as eq. 5.24)")
-    mu_rls: float = param(0.999, "", 1e-6, 1.0, "RLS forgetting factor mu_RLS of the adaptation (§6.1: 0.999)")
-    gamma_rls: float = param(1e-12, "g^2/u^2", 0.0, 1e9, "RLS start confidence Xi = gamma_RLS I of theta = 0")
-    mu_id_rls: float = param(0.9999, "", 1e-6, 1.0, "RLS forgetting factor mu_id,RLS of the identification "
-                                                    "(§6.1: 0.9999; §5.4.4: 0.99)")
-    gamma_id_rls: float = param(1e-6, "u^2", 0.0, 1e9, "RLS start confidence Xi_id = gamma_id I of P~ = 0")
-    t_id_s: float = param(5.0, "s", 0.0, 1e6, "duration t_id of the identification phase (§6.1: 5 s)")
-    t_rand_s: float = param(2.0, "s", 1e-6, 1e6, "hold time t_rand of each random identification theta "
-                                                 "(§5.4.4: 2 s)")
-    id_amplitude: float = param(1.0, "u", 0.0, 1e9, "random identification theta uniform in [-a, a] (units of u, "
-                                                    "e.g. N)")
-    seed: int = param(1, "", 0, 2**62, "seed of the identification random generator")
-    supervisor: bool = param(False, "", doc="power-flow supervisor of mu_LMS and gamma_LMS (Alg. 2; law lms)")
-    p_lim_w: float = param(-1.0, "W", -1e9, 0.0, "power-inflow limit P_lim < 0 (Tables B.3/B.4: -1 W)")
-    da_mu_down: float = param(1e-4, "", 0.0, 1.0, "step Delta_down a_mu per violating sample (Table B.4: 1e-4)")
-    da_gamma_up: float = param(0.01, "", 0.0, 1.0, "step Delta_up a_gamma per violating sample (Table B.3: 0.01)")
-    da_gamma_down: float = param(0.001, "", 0.0, 1.0, "step Delta_down a_gamma per passive sample (B.3: 0.001)")
-    b_mu: float = param(10.0, "", 1.0, 100.0, "exponent b_mu of mu = mu_init a_mu^b_mu (Table B.3: 10)")
-    b_gamma: float = param(2.0, "", 1.0, 100.0, "exponent b_gamma of gamma = gamma_max a^b (Table B.3: 2)")
-    gamma_max: float = param(1.0, "g^2/u^2", 0.0, 1e9, "maximum regularisation gamma_max (Table B.3: 1)")
-    p_in_filter_s: float = param(0.0, "s", 0.0, 10.0, "time constant of a first-order low-pass on P_in before the "
-                                                     "comparison with P_lim; 0 = unfiltered (the seed's form)")
-
-    def validate(self) -> None:
-        if len(self.frequencies_hz) < 1:
-            raise ParameterError("frequencies_hz: at least one frequency is needed")
-        if self.simultaneous and self.law != "rls":
-            raise ParameterError("simultaneous: True needs law 'rls' (Alg. 5)")
-        if self.supervisor and self.law != "lms":
-            raise ParameterError("supervisor: True needs law 'lms' (Alg. 2 tunes mu_LMS and gamma_LMS)")
-
-    @property
-    def n_theta(self) -> int:
-        return 2 * self.n_int * len(self.frequencies_hz)
-
-    @property
-    def n_ptilde(self) -> int:
-        return 2 * self.n_int ** 2 * len(self.frequencies_hz)
-
-    def config_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(omegas [rad/s], integer config, float config) for the kernels."""
-        ci = np.zeros(CI_LEN, np.int64)
-        ci[CI_NINT] = self.n_int
-        ci[CI_NF] = len(self.frequencies_hz)
-        ci[CI_LAW] = LAWS.index(self.law)
-        ci[CI_IDLAW] = LAWS.index(self.identification)
-        ci[CI_SIMUL] = int(self.simultaneous)
-        ci[CI_SUP] = int(self.supervisor)
-        cf = np.zeros(CF_LEN)
-        cf[CF_MU_LMS], cf[CF_GAMMA_LMS], cf[CF_MU_ID_LMS] = self.mu_lms, self.gamma_lms, self.mu_id_lms
-        cf[CF_MU_RLS], cf[CF_GAMMA_RLS] = self.mu_rls, self.gamma_rls
-        cf[CF_MU_ID_RLS], cf[CF_GAMMA_ID_RLS] = self.mu_id_rls, self.gamma_id_rls
-        cf[CF_T_ID], cf[CF_T_RAND], cf[CF_ID_AMP] = self.t_id_s, self.t_rand_s, self.id_amplitude
-        cf[CF_P_LIM], cf[CF_DA_MU_DOWN] = self.p_lim_w, self.da_mu_down
-        cf[CF_DA_G_UP], cf[CF_DA_G_DOWN] = self.da_gamma_up, self.da_gamma_down
-        cf[CF_B_MU], cf[CF_B_G], cf[CF_GAMMA_MAX] = self.b_mu, self.b_gamma, self.gamma_max
-        cf[CF_P_TAU] = self.p_in_filter_s
-        omegas = 2.0 * np.pi * np.asarray(self.frequencies_hz, dtype=float)
-        return omegas, ci, cf
+__all__ = ["HarmonicAff", "basis_matrix", "p_matrix", "aff_step_kernel", "time_per_sample"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -198,44 +146,6 @@ def p_matrix(h) -> np.ndarray:
         p[o + n:o + 2 * n, o:o + n] = h[i].imag
         p[o + n:o + 2 * n, o + n:o + 2 * n] = h[i].real
     return p
-
-
-def p_tilde_from_h(h) -> np.ndarray:
-    """P~ = [vec Re H_1; vec Im H_1; ...] (column-major vec), App. D.1 generalised to MIMO."""
-    h = np.asarray(h, dtype=complex)
-    if h.ndim == 1:
-        h = h[:, None, None]
-    return np.concatenate([np.concatenate([hi.real.ravel(order="F"), hi.imag.ravel(order="F")]) for hi in h])
-
-
-def h_from_p_tilde(p_tilde, n_int: int) -> np.ndarray:
-    """Inverse of :func:`p_tilde_from_h`: complex H, shape (n_Omega, n_int, n_int)."""
-    p_tilde = np.asarray(p_tilde, dtype=float)
-    n2 = n_int * n_int
-    nf = p_tilde.size // (2 * n2)
-    out = np.empty((nf, n_int, n_int), dtype=complex)
-    for i in range(nf):
-        blk = p_tilde[2 * n2 * i:2 * n2 * (i + 1)]
-        out[i] = blk[:n2].reshape(n_int, n_int, order="F") + 1j * blk[n2:].reshape(n_int, n_int, order="F")
-    return out
-
-
-def theta_tilde(theta, n_int: int) -> np.ndarray:
-    """theta~ with P theta = theta~ P~ (App. D.1, MIMO via Kronecker products)."""
-    theta = np.asarray(theta, dtype=float)
-    nf = theta.size // (2 * n_int)
-    eye = np.eye(n_int)
-    n2 = n_int * n_int
-    out = np.zeros((2 * n_int * nf, 2 * n2 * nf))
-    for i in range(nf):
-        tr = theta[2 * n_int * i:2 * n_int * i + n_int]
-        ti = theta[2 * n_int * i + n_int:2 * n_int * (i + 1)]
-        r, c = 2 * n_int * i, 2 * n2 * i
-        out[r:r + n_int, c:c + n2] = np.kron(tr[None, :], eye)
-        out[r:r + n_int, c + n2:c + 2 * n2] = -np.kron(ti[None, :], eye)
-        out[r + n_int:r + 2 * n_int, c:c + n2] = np.kron(ti[None, :], eye)
-        out[r + n_int:r + 2 * n_int, c + n2:c + 2 * n2] = np.kron(tr[None, :], eye)
-    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -275,94 +185,6 @@ def _regressor_adapt(p, cs, n, x):
 
 
 @numba.njit(cache=True, nogil=True)
-def _regressor_ident(theta, cs, n, x):
-    """x = W theta~ (n x n_ptilde)."""
-    nf = cs.shape[0] // 2
-    n2 = n * n
-    x[:, :] = 0.0
-    for i in range(nf):
-        c, s = cs[2 * i], cs[2 * i + 1]
-        ot = 2 * n * i
-        op = 2 * n2 * i
-        for q in range(n):
-            a = c * theta[ot + q] - s * theta[ot + n + q]
-            b = c * theta[ot + n + q] + s * theta[ot + q]
-            for r in range(n):
-                x[r, op + r + n * q] = a
-                x[r, op + n2 + r + n * q] = -b
-
-
-@numba.njit(cache=True, nogil=True)
-def _p_from_tilde(pt, n, nf, p):
-    n2 = n * n
-    p[:, :] = 0.0
-    for i in range(nf):
-        o = 2 * n * i
-        op = 2 * n2 * i
-        for q in range(n):
-            for r in range(n):
-                re = pt[op + r + n * q]
-                im = pt[op + n2 + r + n * q]
-                p[o + r, o + q] = re
-                p[o + r, o + n + q] = -im
-                p[o + n + r, o + q] = im
-                p[o + n + r, o + n + q] = re
-
-
-@numba.njit(cache=True, nogil=True)
-def qrrls_update(rm, x, xreg, y, lam, row, col):
-    """One QR-RLS step in place (App. D.2, Givens rotations).
-
-    Minimises ``sum_i lam^(k-i) |xreg_i x - y_i|^2 + lam^(k+1) x^T Xi x`` recursively: ``rm`` (m x m, lower
-    triangular) is the square root of the information matrix Phi = rm rm^T, ``x`` (m,) the solution,
-    ``xreg`` (n, m) the new regressor rows, ``y`` (n,) the new targets.  ``row`` (m,), ``col`` (m,) scratch.
-    Returns the a-posteriori residual norm |B_22|.
-    """
-    m = rm.shape[0]
-    n = xreg.shape[0]
-    sl = math.sqrt(lam)
-    for j in range(m):                      # row = sqrt(lam) R^T x  (the row theta^T R)
-        s = 0.0
-        for i in range(j, m):
-            s += x[i] * rm[i, j]
-        row[j] = sl * s
-    for i in range(m):
-        for j in range(i + 1):
-            rm[i, j] *= sl
-    res2 = 0.0
-    for e in range(n):                      # annihilate the extra column e (= row e of xreg) into R
-        for i in range(m):
-            col[i] = xreg[e, i]
-        yl = y[e]
-        for i in range(m):
-            b = col[i]
-            if b == 0.0:
-                continue
-            a = rm[i, i]
-            r = math.hypot(a, b)
-            c = a / r
-            s = b / r
-            rm[i, i] = r
-            col[i] = 0.0
-            for k in range(i + 1, m):
-                rk = rm[k, i]
-                xk = col[k]
-                rm[k, i] = c * rk + s * xk
-                col[k] = c * xk - s * rk
-            ri = row[i]
-            row[i] = c * ri + s * yl
-            yl = c * yl - s * ri
-        res2 += yl * yl
-    for j in range(m - 1, -1, -1):          # R^T x = row  (back substitution)
-        s = row[j]
-        for i in range(j + 1, m):
-            s -= rm[i, j] * x[i]
-        d = rm[j, j]
-        x[j] = s / d if d != 0.0 else 0.0
-    return math.sqrt(res2)
-
-
-@numba.njit(cache=True, nogil=True)
 def _rand_uniform(rng):
     """xorshift64* -> uniform in [0, 1)."""
     v = rng[0]
@@ -396,75 +218,6 @@ def _begin_adaptation(ci, cf, ist, fs, theta, theta0, r_ad, p_tilde, p):
     fs[FS_A_MU] = 1.0
     fs[FS_A_G] = 0.0
     ist[IS_PHASE] = 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _identify(ci, cf, cs, theta_app, g, gext, p_tilde, r_id, x_id, y_id, row_id, col_id):
-    n = ci[CI_NINT]
-    _regressor_ident(theta_app, cs, n, x_id)
-    for r in range(n):
-        y_id[r] = g[r] - gext[r]
-    if ci[CI_IDLAW] == 1:
-        qrrls_update(r_id, p_tilde, x_id, y_id, cf[CF_MU_ID_RLS], row_id, col_id)
-    else:
-        mu = cf[CF_MU_ID_LMS]
-        npt = p_tilde.shape[0]
-        for r in range(n):                  # e = y - X P~  (error form)
-            s = y_id[r]
-            for j in range(npt):
-                s -= x_id[r, j] * p_tilde[j]
-            y_id[r] = s
-        for j in range(npt):
-            s = 0.0
-            for r in range(n):
-                s += x_id[r, j] * y_id[r]
-            p_tilde[j] += mu * s
-
-
-@numba.njit(cache=True, nogil=True)
-def _supervise(t, lam, g, g_prev, cf, fs):
-    """Power-flow supervisor (Alg. 2, eqs. 5.25-5.28): P_in = lam . (g - g_prev) / (t - t_prev) into fs[FS_P_IN],
-    the schedules a_mu, a_gamma in fs updated; returns (mu_LMS, gamma_LMS).  ``g_prev``, fs[FS_T_PREV]: the
-    previous sample (the caller stores them)."""
-    dt = t - fs[FS_T_PREV]
-    pin = 0.0
-    if dt > 0.0:
-        for r in range(g.shape[0]):
-            pin += lam[r] * (g[r] - g_prev[r]) / dt
-    fs[FS_P_RAW] = pin
-    tau = cf[CF_P_TAU]
-    if tau > 0.0:                           # optional first-order low-pass of P_in (exact for a held input)
-        pin = fs[FS_P_IN] + (1.0 - math.exp(-dt / tau)) * (pin - fs[FS_P_IN])
-    fs[FS_P_IN] = pin
-    plim = cf[CF_P_LIM]
-    if pin < plim:
-        fs[FS_A_G] = min(fs[FS_A_G] + cf[CF_DA_G_UP], 1.0)
-        fs[FS_A_MU] = max(fs[FS_A_MU] - cf[CF_DA_MU_DOWN], 0.0)
-    elif pin > plim:
-        fs[FS_A_G] = max(fs[FS_A_G] - cf[CF_DA_G_DOWN], 0.0)
-    gam = cf[CF_GAMMA_MAX] * fs[FS_A_G] ** cf[CF_B_G]
-    mu = cf[CF_MU_LMS] * fs[FS_A_MU] ** cf[CF_B_MU]
-    fs[FS_MU] = mu
-    fs[FS_GAMMA] = gam
-    return mu, gam
-
-
-@numba.njit(cache=True, nogil=True)
-def supervisor_step_kernel(t, lam, g, g_prev, cf, fs):
-    """One sample of a stand-alone supervisor (:class:`PowerFlowSupervisor`): the first call only stores the
-    sample; returns (mu_LMS, gamma_LMS)."""
-    if fs[FS_K_SUP] == 0.0:
-        mu = cf[CF_MU_LMS] * fs[FS_A_MU] ** cf[CF_B_MU]
-        gam = cf[CF_GAMMA_MAX] * fs[FS_A_G] ** cf[CF_B_G]
-        fs[FS_MU] = mu
-        fs[FS_GAMMA] = gam
-    else:
-        mu, gam = _supervise(t, lam, g, g_prev, cf, fs)
-    fs[FS_K_SUP] += 1.0
-    for r in range(g.shape[0]):
-        g_prev[r] = g[r]
-    fs[FS_T_PREV] = t
-    return mu, gam
 
 
 @numba.njit(cache=True, nogil=True)
@@ -642,7 +395,7 @@ class HarmonicAff:
 
     def set_lms_gains(self, mu_lms: float, gamma_lms: float) -> None:
         """Set mu_LMS and gamma_LMS of the (unsupervised) LMS adaptation from the next :meth:`step` on, e.g. from a
-        :class:`PowerFlowSupervisor` shared by several filters."""
+        :class:`rths_ros.core.learning.aff.harmonic_supervisor.PowerFlowSupervisor` shared by several filters."""
         self.cf[CF_MU_LMS] = mu_lms
         self.cf[CF_GAMMA_LMS] = gamma_lms
 
@@ -679,66 +432,6 @@ class HarmonicAff:
     @property
     def lambda_max(self) -> float:
         return float(self.fs[FS_LMAX])
-
-
-class PowerFlowSupervisor:
-    """The power-flow supervisor of Alg. 2 on its own, for several filters that share one interface.
-
-    Same law and kernel as the supervisor inside :class:`HarmonicAff` (``supervisor = True``): per sample
-    ``mu, gamma = sup.step(t, lam_vir, gap)`` with P_in = lam_vir . g-dot (g-dot by backward difference); the
-    first call after :meth:`reset` only stores the sample.  Uses ``mu_lms`` (mu_init), ``p_lim_w``,
-    ``da_mu_down``, ``da_gamma_up``, ``da_gamma_down``, ``b_mu``, ``b_gamma``, ``gamma_max`` of ``params``.
-    """
-
-    def __init__(self, params: HarmonicAffParams, n: int = 1):
-        self.params = params
-        _, _, self.cf = params.config_arrays()
-        self.n = int(n)
-        self.fs = np.zeros(FS_LEN)
-        self.g_prev = np.zeros(self.n)
-        self._g = np.zeros(self.n)
-        self._lam = np.zeros(self.n)
-        self.reset()
-        saved = (self.fs.copy(), self.g_prev.copy())
-        supervisor_step_kernel(0.0, self._lam, self._g, self.g_prev, self.cf, self.fs)   # compile / load
-        self.fs[:], self.g_prev[:] = saved
-
-    def reset(self) -> None:
-        self.fs[:] = 0.0
-        self.fs[FS_A_MU] = 1.0
-        self.fs[FS_MU] = self.params.mu_lms
-        self.g_prev[:] = 0.0
-
-    def step(self, t: float, lam_vir, gap) -> tuple[float, float]:
-        self._lam[:] = lam_vir
-        self._g[:] = gap
-        return supervisor_step_kernel(float(t), self._lam, self._g, self.g_prev, self.cf, self.fs)
-
-    @property
-    def mu_lms(self) -> float:
-        return float(self.fs[FS_MU])
-
-    @property
-    def gamma_lms(self) -> float:
-        return float(self.fs[FS_GAMMA])
-
-    @property
-    def p_in(self) -> float:
-        """P_in as compared with P_lim (low-passed if ``p_in_filter_s > 0``) [W]."""
-        return float(self.fs[FS_P_IN])
-
-    @property
-    def p_in_raw(self) -> float:
-        """Unfiltered P_in = lam_vir . g-dot of the last sample [W]."""
-        return float(self.fs[FS_P_RAW])
-
-    @property
-    def a_mu(self) -> float:
-        return float(self.fs[FS_A_MU])
-
-    @property
-    def a_gamma(self) -> float:
-        return float(self.fs[FS_A_G])
 
 
 def time_per_sample(params: HarmonicAffParams | None = None, n_samples: int = 20000, dt_s: float = 1e-3) -> dict:

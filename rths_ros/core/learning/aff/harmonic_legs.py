@@ -30,7 +30,7 @@ g_ext,k = g_k + S(u)_k with the same secondary-path model driven by the applied 
 the FIR filter).  LMS uses the measured gap only.
 
 Power-flow supervisor (Alg. 2, ``aff.harmonic.supervisor``, LMS only).  One
-:class:`rths_ros.core.learning.aff.harmonic.PowerFlowSupervisor` serves the six leg filters: with the power into the
+:class:`rths_ros.core.learning.aff.harmonic_supervisor.PowerFlowSupervisor` serves the six leg filters: with the power into the
 transfer system at the interface DoF, P_in = lam_VIR . g-dot, lam_VIR = -F_int[k] and g = z_ach[k] - z_cmd[k]
 (passed to :meth:`HarmonicLegAff.adapt`), it schedules mu_LMS and gamma_LMS, which every leg filter uses for its
 adaptation step of sample k (the filters' own supervisors stay off).
@@ -94,8 +94,10 @@ class HarmonicLegAff:
 
     def __init__(self, aff_params, leg_plant_params=None, cascade_params=None, vff: bool = False,
                  dt_s: float = 1e-3, home_lengths=None, f_d_hz: float = 0.25):
+        from rths_ros.core.learning.aff.harmonic import HarmonicAff
+        from rths_ros.core.learning.aff.harmonic_params import HarmonicAffParams
+        from rths_ros.core.learning.aff.harmonic_supervisor import PowerFlowSupervisor
         from rths_ros.core.learning.aff.secondary_path import SecondaryPath
-        from rths_ros.core.learning.aff.harmonic import HarmonicAff, HarmonicAffParams, PowerFlowSupervisor
         from rths_ros.core.plant.legs import N_LEGS
         self.params = aff_params
         hp: HarmonicFeedforwardParams = aff_params.harmonic

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from rths_ros.params import ParameterError, param
 
 __all__ = ["AffParams", "HarmonicFeedforwardParams", "HarmonicSupervisorParams", "ALGORITHMS"]

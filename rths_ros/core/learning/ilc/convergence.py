@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rths_ros.core.models.contact1d.model import Contact1DParams
 from rths_ros.core.learning.ilc.learner import IlcParams, q_filter_magnitude
+from rths_ros.core.models.contact1d.model import Contact1DParams
 from rths_ros.core.plant.legs import N_LEGS, LegCascadeParams, LegPlantParams
 from rths_ros.params import ParameterError
 

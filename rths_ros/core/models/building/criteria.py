@@ -131,7 +131,7 @@ def evaluate(y1, x_m, y2, y3, x_r, dt_s: float, convention: str = "paper", max_l
 
 
 def evaluate_record(rec: dict, convention: str = "paper", max_lag_s: float = 0.1) -> dict:
-    """:func:`evaluate` on a record of :func:`rths_ros.core.models.building.structure.run_benchmark`."""
+    """:func:`evaluate` on a record of :func:`rths_ros.core.models.building.benchmark.run_benchmark`."""
     y = rec["y"]
     dt = float(rec["t"][1] - rec["t"][0])
     return evaluate(y[:, 0], rec["x_m"], y[:, 1], y[:, 2], rec["x_r"], dt, convention, max_lag_s)

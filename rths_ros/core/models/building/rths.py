@@ -18,7 +18,7 @@ stewart_platform       :class:`BuildingPlatform`              ``y1_k`` (Interfac
                                                               (LegState step k) -> ``u_k = C(y1_k, x_m,k)``
 ====================== ====================================== ==============================================
 
-This is the timing of :func:`rths_ros.core.models.building.structure.run_benchmark` ("Timing of one sample k" in its module doc),
+This is the timing of :func:`rths_ros.core.models.building.benchmark.run_benchmark` ("Timing of one sample k" in its module doc),
 so a lockstep graph run reproduces the in-process core run bit for bit (``test/test_benchmark_graph.py``).
 
 Message mapping (the loop messages keep their types; the benchmark uses element 0 of the 6-vectors):
@@ -39,7 +39,7 @@ Message mapping (the loop messages keep their types; the benchmark uses element 
 Choices (documented in docs/benchmark_building.md):
 
 * The ground acceleration is not on the wire: the numerical node evaluates the record itself
-  (:func:`rths_ros.core.models.building.structure.ground_motion`), ``a_g,k`` at its own sample index; beyond the record 0.
+  (:func:`rths_ros.core.models.building.benchmark.ground_motion`), ``a_g,k`` at its own sample index; beyond the record 0.
 * Sensor noise: trial j draws from ``noise_seed + j`` (trial 0 is the core run's stream); ``loop.seed`` is not
   used by the benchmark.  The perturbed plant of ``plant_seed`` (>= 0) is drawn once per run
   (:func:`rths_ros.core.models.building.structure.plant_values`); ``-1`` = the nominal plant.
@@ -55,9 +55,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.core.models.building.structure import ActuatorCapacityExceeded, BenchmarkParams, NumericalSubstructure, ServoHydraulicPlant, ground_motion, plant_values, reference_response
+from rths_ros.core.models.building.benchmark import ground_motion, reference_response
+from rths_ros.core.models.building.structure import (
+    ActuatorCapacityExceeded,
+    BenchmarkParams,
+    NumericalSubstructure,
+    ServoHydraulicPlant,
+    plant_values,
+)
+from rths_ros.core.models.building.tracking_controller import (
+    DT_S,
+    PassThroughController,
+    ReferenceController,
+    ReferenceControllerParams,
+    TrackingController,
+)
+from rths_ros.core.platform.commander import CommandRejected, LegCommandArrays
 from rths_ros.params import ParameterError, param
-from rths_ros.core.models.building.tracking_controller import DT_S, PassThroughController, ReferenceController, ReferenceControllerParams, TrackingController
 
 CONTROLLER_KINDS = ("reference", "passthrough", "python")
 CRITERIA_CONVENTIONS = ("paper", "matlab")
@@ -95,7 +109,7 @@ class TrackingControllerParams:
 
 
 def core_params(p: BuildingScenarioParams, duration_s: float = 0.0) -> BenchmarkParams:
-    """The :class:`BenchmarkParams` of a scenario section (for :func:`rths_ros.core.models.building.structure.run_benchmark`)."""
+    """The :class:`BenchmarkParams` of a scenario section (for :func:`rths_ros.core.models.building.benchmark.run_benchmark`)."""
     names = [f.name for f in dataclasses.fields(BenchmarkParams)]
     return BenchmarkParams(**{**{n: getattr(p, n) for n in names}, "duration_s": float(duration_s)})
 
@@ -166,6 +180,33 @@ class BuildingNumerical:
         return float(self.sub.x[0]), float(self.sub.x[3])
 
 
+class BuildingModel:
+    """The benchmark's :class:`~rths_ros.core.models.base.NumericalModel`: :class:`BuildingNumerical` (``inner``)
+    fed the measured specimen force; command = ``[q1, q2, q3]`` (``q1 = y1``) and the velocities."""
+
+    force_width = 1
+
+    def __init__(self, inner: BuildingNumerical):
+        self.inner = inner
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def step(self, force) -> int:
+        self.inner.step(force[0])
+        return 0
+
+    def command(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.inner.q, self.inner.qd
+
+    @property
+    def velocity(self) -> float:
+        return float(self.inner.sub.x[3])
+
+    def abort_reason(self, events: int) -> str | None:
+        return None
+
+
 class BuildingForce:
     """ft_sensor: the load cell's (already converted) reading is the interface force."""
 
@@ -178,16 +219,37 @@ class BuildingForce:
 
 
 class BuildingPlatform:
-    """stewart_platform: the tracking controller between the numerical command and the actuator."""
+    """stewart_platform: the tracking controller between the numerical command and the actuator.  The benchmark's
+    closed-loop :class:`~rths_ros.core.platform.paths.PlatformPath`: ``u_k = C(y1_k, x_m,k)`` is the actuator
+    command of step k+1 (``length[0]``)."""
+
+    closed_loop = True
+    commander = None
 
     def __init__(self, controller: TrackingController):
         self.controller = controller
+        self.start_lengths = np.zeros(6)
+        self._out = LegCommandArrays()
 
     def reset(self) -> None:
         self.controller.reset()
 
-    def command(self, y1: float, x_m: float) -> float:
+    def control(self, y1: float, x_m: float) -> float:
+        """``u_k = C(y1_k, x_m,k)``."""
         return float(self.controller.step(float(y1), float(x_m)))
+
+    def command(self, position, velocity, measured: float | None = None) -> LegCommandArrays:
+        """The actuator command from the desired ``y1 = position[0]`` and the measured ``x_m``; an exception of a
+        user's controller becomes :class:`~rths_ros.core.platform.commander.CommandRejected`."""
+        try:
+            u = self.control(position[0], measured)
+        except Exception as exc:   # a user's controller failed: nothing more is commanded
+            raise CommandRejected(f"tracking controller: {type(exc).__name__}: {exc}") from exc
+        self._out.length[0] = u
+        return self._out
+
+    def check(self, cmd: LegCommandArrays) -> None:
+        """The actuator has no leg limits here (its capacity is the twin's: ActuatorCapacityExceeded)."""
 
     @staticmethod
     def achieved(lengths, velocities) -> tuple[list, list]:
@@ -251,7 +313,7 @@ def empty_building_record(n: int) -> dict:
 
 
 def benchmark_view(rec: dict, p: BuildingScenarioParams, dt_s: float) -> dict:
-    """A graph or virtual-run record (one trial) in the layout of :func:`rths_ros.core.models.building.structure.run_benchmark`'s
+    """A graph or virtual-run record (one trial) in the layout of :func:`rths_ros.core.models.building.benchmark.run_benchmark`'s
     record: adds ``a_g`` and the reference response ``x_r`` of the same length."""
     n = rec["k"].size
     ag_full = ground_motion(p)

@@ -54,35 +54,25 @@ Parts (all linear, Δt = 1/4096 s, every continuous block discretised once at co
   drawn in that order); ``c_e = 2 ζ_e sqrt(k_e m_e)`` follows the drawn ``k_e`` (choice).  The
   numerical substructure and the reference keep the nominal specimen.
 
-Timing of one sample k (t_k = k Δt), the order a ROS graph must follow::
-
-    x_m,k, f_m,k   = sensors at t_k                     (ServoHydraulicPlant.measure / previous step)
-    u_k            = controller.step(y1_k, x_m,k)        (TrackingController)
-    y1_{k+1}       = numerical.step(f_m,k, a_g,k)        (NumericalSubstructure; ZOH on f_m, a_g, or Newmark)
-    x_m,k+1, f_m,k+1 = plant.step(u_k)                   (D/A, plant over [t_k, t_k+1), A/D)
-
-so the command y1_k depends on forces up to f_m,k-1 (one-sample coupling, as in the continuous
-Simulink package whose numerical substructure has no feed-through).
+The building matrices and ground-motion records are read by :mod:`rths_ros.core.models.building.data`, the
+per-sample numba kernels are in :mod:`rths_ros.core.models.building.kernels`, and the benchmark run (one run, the
+perturbed-plant series and the timing of one sample) is :mod:`rths_ros.core.models.building.benchmark`.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
 
-import numba
 import numpy as np
 from scipy.linalg import expm, matrix_balance
 
-from rths_ros.core.numerics.newmark import CentralDifference, amplification_matrix, iteration_inverse, newmark_sample
-from rths_ros.resources import benchmark_data_dir
+from rths_ros.core.models.building.data import CASES, EARTHQUAKES, load_case
+from rths_ros.core.models.building.kernels import _advance2, _newmark_advance, _plant_measure, _plant_step
+from rths_ros.core.models.building.tracking_controller import DT_S
+from rths_ros.core.numerics.newmark import CentralDifference, amplification_matrix, iteration_inverse
+from rths_ros.core.plant.base import PlantFault
 from rths_ros.params import ParameterError, build, param
-from rths_ros.core.models.building.tracking_controller import DT_S, ReferenceController, TrackingController
 
-EARTHQUAKES = ("elcentro", "kobe", "morgan")
-CASES = (1, 2, 3, 4)
 SPECIMEN_FORCE_CHOICES = ("restoring", "actuator")
 #: time integration of the numerical substructure (``BenchmarkParams.integrator``)
 INTEGRATOR_CHOICES = ("zoh", "average_acceleration", "central_difference")
@@ -159,41 +149,8 @@ class PlantValues:
     seed: int | None = None
 
 
-class ActuatorCapacityExceeded(RuntimeError):
+class ActuatorCapacityExceeded(PlantFault):
     """The actuator force exceeded its capacity: the benchmark aborts the run."""
-
-
-# ---------------------------------------------------------------------------------------------
-# data
-def data_dir() -> Path:
-    """config/benchmark of the source tree or of the installed package."""
-    return benchmark_data_dir()
-
-
-def load_case(case: int) -> dict:
-    """M (kg), K (N/m), C (N s/m) and modal damping ratios of a partitioning case."""
-    if case not in CASES:
-        raise ParameterError(f"case: {case!r} is not allowed; expected one of 1, 2, 3, 4")
-    with open(data_dir() / "building_cases.json", encoding="utf-8") as fh:
-        raw = json.load(fh)[f"case_{case}"]
-    return {"M": np.array(raw["M_kg"], float), "K": np.array(raw["K_N_per_m"], float),
-            "C": np.array(raw["C_N_s_per_m"], float), "zeta": np.array(raw["modal_damping_ratios"], float)}
-
-
-def load_ground_motion(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Time (s) and unscaled ground acceleration (m/s²) of a record, as stored."""
-    if name not in EARTHQUAKES:
-        raise ParameterError(f"earthquake: {name!r} is not allowed; expected one of {', '.join(EARTHQUAKES)}")
-    d = np.loadtxt(data_dir() / f"{name}_accel.csv", delimiter=",", skiprows=1)
-    return d[:, 0].copy(), d[:, 1].copy()
-
-
-def ground_motion(params: BenchmarkParams) -> np.ndarray:
-    """Scaled ground acceleration at t_k = k Δt (linear interpolation of the record), k = 0..N-1."""
-    t, a = load_ground_motion(params.earthquake)
-    t_end = t[-1] if params.duration_s <= 0.0 else min(params.duration_s, t[-1])
-    n = int(math.floor(t_end / params.dt_s + 1e-9)) + 1
-    return params.ground_motion_scale * np.interp(np.arange(n) * params.dt_s, t, a)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -307,155 +264,10 @@ def plant_transfer_function(v: PlantValues) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---------------------------------------------------------------------------------------------
-# fast-path kernels
-@numba.njit(cache=True)
-def _advance2(ad, bd, x, u0, u1):
-    """x <- Ad x + Bd [u0, u1] in place (Bd with two columns)."""
-    n = x.shape[0]
-    y = np.empty(n)
-    for i in range(n):
-        s = bd[i, 0] * u0 + bd[i, 1] * u1
-        for j in range(n):
-            s += ad[i, j] * x[j]
-        y[i] = s
-    x[:] = y
-
-
-@numba.njit(cache=True)
-def _quantise(value, per_volt, lsb_v, range_v):
-    """Value through a converter: to volts, saturate at ±range, round to the nearest level, back."""
-    v = value / per_volt
-    if v > range_v:
-        v = range_v
-    elif v < -range_v:
-        v = -range_v
-    return np.rint(v / lsb_v) * lsb_v * per_volt
-
-
-@numba.njit(cache=True)
-def _plant_step(ad, bd, z, u, cfg):
-    """One plant sample: D/A on u, z <- Ad z + Bd u.  ``cfg`` = [quantise, m/V, N/V, lsb V, range V, k_e,
-    c_e, actuator_force]; returns (u applied, |F|, |x|, |x'|)."""
-    if cfg[0] != 0.0:
-        u = _quantise(u, cfg[1], cfg[3], cfg[4])
-    n = z.shape[0]
-    y = np.empty(n)
-    for i in range(n):
-        s = bd[i, 0] * u
-        for j in range(n):
-            s += ad[i, j] * z[j]
-        y[i] = s
-    z[:] = y
-    return u, abs(z[2]), abs(z[3]), abs(z[4])
-
-
-@numba.njit(cache=True)
-def _plant_measure(z, nx, nf, cfg):
-    """Sensors at the current state: (x_m, f_m) with noise (nx m, nf N) and A/D (``cfg`` as above)."""
-    x = z[3] + nx
-    if cfg[7] != 0.0:
-        f = z[2] + nf
-    else:
-        f = cfg[5] * z[3] + cfg[6] * z[4] + nf
-    if cfg[0] != 0.0:
-        x = _quantise(x, cfg[1], cfg[3], cfg[4])
-        f = _quantise(f, cfg[2], cfg[3], cfg[4])
-    return x, f
-
-
-@numba.njit(cache=True)
-def _response(ad, bd, ag):
-    """Displacements q (N x 3) of a structure x+ = Ad x + Bd a_g from rest."""
-    n = ag.shape[0]
-    x = np.zeros(ad.shape[0])
-    out = np.zeros((n, 3))
-    y = np.empty(ad.shape[0])
-    for k in range(n):
-        out[k, 0], out[k, 1], out[k, 2] = x[0], x[1], x[2]
-        for i in range(ad.shape[0]):
-            s = bd[i, 0] * ag[k]
-            for j in range(ad.shape[0]):
-                s += ad[i, j] * x[j]
-            y[i] = s
-        x[:] = y
-    return out
-
-
-@numba.njit(cache=True)
-def _newmark_advance(mats, load, ncoef, st, scratch, x, a_g, f_meas, first):
-    """One Newmark sample of the numerical substructure (:func:`rths_ros.core.numerics.newmark.newmark_sample`):
-    load ``f = load[0] a_g + load[1] f_meas``; ``mats`` = [M^-1, S^-1, C, K] (4, n, n); ``ncoef`` = [dt, beta,
-    gamma]; state ``st`` (3, n), ``scratch`` (5, n); the command ``[q; q']`` goes to ``x`` (2n,)."""
-    n = st.shape[1]
-    f = scratch[4]
-    for i in range(n):
-        f[i] = load[0, i] * a_g + load[1, i] * f_meas
-    newmark_sample(st, first, mats[0], mats[1], mats[2], mats[3], ncoef[0], ncoef[1], ncoef[2], f, x[:n], x[n:],
-                   scratch[:4])
-
-
-@numba.njit(cache=True)
-def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, ag, noise, coef, lim):
-    """The whole run loop of :func:`run_benchmark` for a controller of the linear form of
-    ``TrackingController.fast_coefficients`` (same order of operations as the per-step objects).
-    ``scheme`` 0 = ZOH map ``ad_n, bd_n``, else Newmark with ``mats, load, ncoef`` (see
-    :func:`_newmark_advance`).  ``lim`` = [force capacity, abort_on_stroke_velocity, stroke, velocity].
-    Returns the columns, the abort row (-1 = none) and the maxima (|F|, |x|, |x'|)."""
-    n = ag.shape[0]
-    y = np.zeros((n, 3))
-    cols = np.zeros((7, n))   # u, u_applied, x_m, f_m, x, xdot, f_act
-    xs = np.zeros(ad_n.shape[0])
-    st = np.zeros((3, load.shape[1]))
-    scratch = np.zeros((5, load.shape[1]))
-    z = np.zeros(ad_p.shape[0])
-    l0, l1, ld, fb, p0, p1, pd = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6]
-    y_prev = r_prev = e_prev = u_prev = 0.0
-    xm, fm = _plant_measure(z, noise[0, 0], noise[0, 1], cfg)
-    fmax = smax = vmax = 0.0
-    abort = -1
-    for k in range(n):
-        y1 = xs[0]
-        y[k, 0], y[k, 1], y[k, 2] = y1, xs[1], xs[2]
-        cols[2, k], cols[3, k] = xm, fm
-        cols[4, k], cols[5, k], cols[6, k] = z[3], z[4], z[2]
-        r = l0 * y1 + l1 * y_prev - ld * r_prev
-        e = r - fb * xm
-        u = p0 * e + p1 * e_prev - pd * u_prev
-        y_prev, r_prev, e_prev, u_prev = y1, r, e, u
-        cols[0, k] = u
-        if scheme == 0:
-            _advance2(ad_n, bd_n, xs, ag[k], fm)
-        else:
-            _newmark_advance(mats, load, ncoef, st, scratch, xs, ag[k], fm, k == 0)
-        if not np.isfinite(u):
-            abort = k
-            break
-        ua, f, x, xd = _plant_step(ad_p, bd_p, z, u, cfg)
-        cols[1, k] = ua
-        fmax = max(fmax, f)
-        smax = max(smax, x)
-        vmax = max(vmax, xd)
-        if not f <= lim[0]:
-            abort = k
-            break
-        if lim[1] != 0.0 and (x > lim[2] or xd > lim[3]):
-            abort = k
-            break
-        xm, fm = _plant_measure(z, noise[k + 1, 0], noise[k + 1, 1], cfg)
-    return y, cols, abort, fmax, smax, vmax
-
-
-def reference_response(params: BenchmarkParams, ag: np.ndarray) -> np.ndarray:
-    """Floor displacements x_r (N x 3, m) of the reference structure (nominal specimen, no actuator)."""
-    m = structure_matrices(params)
-    ad, bd = zoh(m["A_r"], m["B_r"], params.dt_s)
-    return _response(ad, bd, np.ascontiguousarray(ag, dtype=np.float64))
-
-
-# ---------------------------------------------------------------------------------------------
 # per-step objects
 class NumericalSubstructure:
-    """The building without the specimen; one :meth:`step` per sample (module doc, "Timing").
+    """The building without the specimen; one :meth:`step` per sample ("Timing" in the doc of
+    :mod:`rths_ros.core.models.building.benchmark`).
 
     ``x`` = ``[q; q']`` (6,) of the current sample, the command; with ``integrator = "zoh"`` it is the state of
     the map ``x <- Ad x + Bd [a_g, f_e]`` (``ad``, ``bd``), with a Newmark scheme the output of
@@ -636,150 +448,6 @@ class ServoHydraulicPlant:
 
 
 # ---------------------------------------------------------------------------------------------
-# in-process runs
+# parameters of a run
 def benchmark_params(case: int = 1, earthquake: str = "elcentro", **overrides) -> BenchmarkParams:
     return build(BenchmarkParams, {"case": case, "earthquake": earthquake, **overrides}, section="benchmark")
-
-
-def run_benchmark(case: int | None = None, earthquake: str | None = None, controller: TrackingController | None = None,
-                  perturbed_seed: int | None = None, params: BenchmarkParams | None = None,
-                  evaluate: bool = True, convention: str = "paper", fast: bool | None = None,
-                  **overrides) -> dict:
-    """One benchmark run in process.
-
-    ``controller``: any :class:`TrackingController` (reset before the run; default the reference
-    controller).  ``perturbed_seed``: None = nominal plant, else the seeded perturbed plant.  ``params``
-    or keyword ``overrides`` change :class:`BenchmarkParams` (``case``/``earthquake`` arguments, when not
-    None, win; defaults case 1, El Centro).
-
-    Returns the record: ``t``, ``a_g``, ``y`` (N x 3 numerical DoFs, y[:,0] = y1 command), ``u``
-    (controller output), ``u_applied`` (after the D/A), ``x_m``, ``f_m`` (measured), ``x``, ``f``
-    (true displacement and fed-back force before the sensors), ``f_act`` (actuator force), ``x_r``
-    (N x 3 reference), ``plant`` (the :class:`PlantValues`), ``aborted``, ``abort_reason``,
-    ``limits`` and, with ``evaluate``, ``J`` (J1-J9 of :mod:`rths_ros.core.models.building.criteria`).
-
-    ``fast``: None = use the compiled loop when the controller offers ``fast_coefficients()``, True =
-    require it, False = always call the per-step objects (the result is the same)."""
-    if params is None:
-        params = benchmark_params(1 if case is None else case, "elcentro" if earthquake is None else earthquake,
-                                  **overrides)
-    else:
-        if overrides:
-            raise ParameterError("benchmark: give either params or keyword overrides, not both")
-        params = build(BenchmarkParams, {**{f: getattr(params, f) for f in params.__dataclass_fields__},
-                                         **({} if case is None else {"case": case}),
-                                         **({} if earthquake is None else {"earthquake": earthquake})},
-                       section="benchmark")
-    ctrl = controller if controller is not None else ReferenceController(dt_s=params.dt_s)
-    if abs(ctrl.dt_s - params.dt_s) > 1e-15:
-        raise ParameterError(f"controller dt_s {ctrl.dt_s!r} differs from the benchmark's dt_s {params.dt_s!r}")
-    ag = ground_motion(params)
-    n = ag.size
-    num = NumericalSubstructure(params)
-    plant = ServoHydraulicPlant(params, plant_values(params, perturbed_seed))
-    num.reset()
-    plant.reset()
-    ctrl.reset()
-    coef = ctrl.fast_coefficients() if fast is not False else None
-    if fast and coef is None:
-        raise ParameterError("fast: the controller offers no fast_coefficients(); use fast=None or False")
-    keys = ("u", "u_applied", "x_m", "f_m", "x", "xdot", "f_act")
-    if coef is not None:
-        p = params
-        lim = np.array([p.force_capacity_n, 1.0 if p.abort_on_stroke_velocity else 0.0, p.stroke_m,
-                        p.velocity_m_per_s])
-        yarr, carr, abort, fmax, smax, vmax = _run_fused(num.ad, num.bd, num.scheme, num.mats, num.load, num.ncoef,
-                                                         plant.ad, plant.bd, plant._cfg, ag,
-                                                         plant.noise_sequence(n + 1),
-                                                         np.asarray(coef, dtype=float), lim)
-        plant.max_abs_force_n, plant.max_abs_stroke_m, plant.max_abs_velocity_m_per_s = fmax, smax, vmax
-        aborted = abort >= 0
-        k = abort if aborted else n - 1
-        reason = ""
-        if aborted:
-            u_k = carr[0, k]
-            reason = (f"step {k}: command is not finite ({u_k!r})" if not math.isfinite(u_k) else
-                      f"step {k}: actuator force, stroke or velocity beyond the limits (|F| max {fmax:.6g} N, "
-                      f"|x| max {smax:.6g} m, |x'| max {vmax:.6g} m/s)")
-        cols = dict(zip(keys, carr))
-        y1_, y2_, y3_ = yarr[:, 0], yarr[:, 1], yarr[:, 2]
-    else:
-        cols = {key: [0.0] * n for key in keys}
-        u_, ua_, xm_, fm_, x_, xd_, fa_ = (cols[key] for key in keys)
-        y1_, y2_, y3_ = [0.0] * n, [0.0] * n, [0.0] * n
-        aborted, reason = False, ""
-        xm, fm = plant.measure()
-        cstep, pstep, nstep = ctrl.step, plant.step, num.step
-        ad_n, bd_n, xs = num.ad, num.bd, num.x
-        zoh_map = num.scheme == 0
-        z = plant.z
-        agl = ag.tolist()
-        k = 0
-        for k in range(n):
-            y1 = xs[0]
-            y1_[k], y2_[k], y3_[k] = y1, xs[1], xs[2]
-            xm_[k], fm_[k] = xm, fm
-            x_[k], xd_[k], fa_[k] = z[3], z[4], z[2]
-            u = cstep(y1, xm)
-            u_[k] = u
-            if zoh_map:
-                _advance2(ad_n, bd_n, xs, agl[k], fm)      # NumericalSubstructure.step without the wrapper
-            else:
-                nstep(fm, agl[k])
-            try:
-                xm, fm = pstep(u)
-            except ActuatorCapacityExceeded as exc:
-                aborted, reason = True, f"step {k}: {exc}"
-                ua_[k] = plant.u_applied
-                break
-            ua_[k] = plant.u_applied
-    m = (k + 1) if aborted else n
-    out = {key: np.asarray(v[:m], dtype=float) for key, v in cols.items()}
-    out["y"] = np.column_stack([np.asarray(v[:m], dtype=float) for v in (y1_, y2_, y3_)])
-    if params.specimen_force == "actuator":
-        out["f"] = out["f_act"].copy()
-    else:
-        out["f"] = plant.values.k_e * out["x"] + plant.values.c_e * out["xdot"]
-    out["t"] = np.arange(m) * params.dt_s
-    out["a_g"] = ag[:m]
-    out["x_r"] = reference_response(params, ag)[:m]
-    out["plant"] = plant.values
-    out["params"] = params
-    out["aborted"] = aborted
-    out["abort_reason"] = reason
-    out["limits"] = {"max_abs_force_n": plant.max_abs_force_n, "max_abs_stroke_m": plant.max_abs_stroke_m,
-                     "max_abs_velocity_m_per_s": plant.max_abs_velocity_m_per_s,
-                     "stroke_exceeded": plant.max_abs_stroke_m > params.stroke_m,
-                     "velocity_exceeded": plant.max_abs_velocity_m_per_s > params.velocity_m_per_s}
-    if evaluate and not aborted:
-        from rths_ros.core.models.building.criteria import evaluate_record
-        out["J"] = evaluate_record(out, convention=convention)
-    return out
-
-
-def run_perturbed(case: int = 1, runs: int = 20, earthquake: str = "elcentro",
-                  controller: TrackingController | Callable[[], TrackingController] | None = None,
-                  seeds: list[int] | None = None, convention: str = "paper", **overrides) -> dict:
-    """``runs`` perturbed-plant runs (seeds 1..runs unless given).  Returns per-run J1-J9 (``table``:
-    runs x 9, NaN for aborted runs), their ``mean``, ``std`` (sample, ddof=1), ``min``, ``max`` over the
-    completed runs, the ``seeds``, the drawn ``plants`` and the ``aborted`` runs' reasons."""
-    from rths_ros.core.models.building.criteria import CRITERIA
-    seeds = list(range(1, runs + 1)) if seeds is None else [int(s) for s in seeds]
-    table = np.full((len(seeds), len(CRITERIA)), np.nan)
-    plants, aborted = [], {}
-    for i, seed in enumerate(seeds):
-        ctrl = controller() if callable(controller) and not isinstance(controller, TrackingController) else controller
-        rec = run_benchmark(case, earthquake, ctrl, perturbed_seed=seed, convention=convention, **overrides)
-        plants.append(rec["plant"])
-        if rec["aborted"]:
-            aborted[seed] = rec["abort_reason"]
-            continue
-        table[i] = [rec["J"][c] for c in CRITERIA]
-    ok = ~np.isnan(table[:, 0])
-    done = table[ok]
-    stat = {}
-    for name, fn in (("mean", np.mean), ("min", np.min), ("max", np.max)):
-        stat[name] = dict(zip(CRITERIA, fn(done, axis=0))) if done.size else {}
-    stat["std"] = dict(zip(CRITERIA, np.std(done, axis=0, ddof=1))) if done.shape[0] > 1 else {}
-    return {"case": case, "earthquake": earthquake, "seeds": seeds, "criteria": CRITERIA, "table": table,
-            "plants": plants, "aborted": aborted, "convention": convention, **stat}

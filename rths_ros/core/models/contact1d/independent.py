@@ -49,7 +49,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from rths_ros.core.models.contact1d.model import Contact1DParams, SteppedMSD
-from rths_ros.core.numerics.independent_integration import FORCE_REF_CHOICES, JACOBIAN_CHOICES, REFERENCE_CHOICES, IndependentIntegrationParams, IndependentIntegrator, LinearEulerModel
+from rths_ros.core.numerics.independent_integration import (
+    FORCE_REF_CHOICES,
+    JACOBIAN_CHOICES,
+    REFERENCE_CHOICES,
+    IndependentIntegrationParams,
+    IndependentIntegrator,
+    LinearEulerModel,
+)
 from rths_ros.params import ParameterError, param
 
 __all__ = ["IndependentContact1DParams", "IndependentMSD", "SCHEME_CHOICES"]

@@ -24,7 +24,6 @@ acceleration is taken from it, otherwise its first step would see a force ramp a
 """
 from __future__ import annotations
 
-
 from rths_ros.core.models.contact1d.model import Contact1DParams, SteppedMSD
 from rths_ros.core.numerics.newmark import AverageAcceleration, CentralDifference, NewmarkParams
 from rths_ros.params import ParameterError

@@ -68,10 +68,10 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.params import ParameterError, param
 from rths_ros.core.platform.commander import LimitViolation, PlatformCommander, PlatformCommanderParams
+from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
 from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.params import ParameterError, param
 
 __all__ = ["GaitInterfaceParams", "GaitInterface", "SagittalWrench", "WrenchLimitViolation", "FootState",
            "leg_unit_vectors", "rot_x", "rot_y", "rot_z"]

@@ -58,17 +58,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.core.models.gait import vpp
+from rths_ros.core.models.gait import vpp, vpp_kernels, vpp_params
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
-from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.params import ParameterError, param
 from rths_ros.core.platform.commander import LegCommandArrays, PlatformCommander, PlatformCommanderParams
+from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
 from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.params import ParameterError, param
 
 __all__ = ["GaitCommandParams", "GaitPlatformParams", "GaitNumerical", "GaitPlatform", "GaitForceProcessor",
            "replay_model", "FALL_EVENT"]
 
-FALL_EVENT = vpp.EV_FALL
+FALL_EVENT = vpp_params.EV_FALL
 
 
 @dataclass(frozen=True)
@@ -97,15 +97,15 @@ class GaitPlatformParams:
 class GaitNumerical:
     """VPP amputee model + interface command in the plate frame (see module doc)."""
 
-    def __init__(self, vp: vpp.VppParams, gp: GaitCommandParams | None = None, dt_s: float = 1e-3):
+    def __init__(self, vp: vpp_params.VppParams, gp: GaitCommandParams | None = None, dt_s: float = 1e-3):
         self.vp = vp
         self.gp = gp if gp is not None else GaitCommandParams()
         if abs(vp.n_sub * vp.dt_sub_s - dt_s) > 1e-12:
             raise ParameterError(f"numerical.vpp.n_sub * numerical.vpp.dt_sub_s = {vp.n_sub * vp.dt_sub_s!r} s "
                                  f"differs from loop.dt_s = {dt_s!r} s; they must be equal")
         self.dt_s = float(dt_s)
-        self.P = vpp.param_vector(vp, amputee=True, foot="external")
-        self._ic = dict(vpp.THESIS_IC_A7) if self.gp.initial_conditions == "thesis_a7" else None
+        self.P = vpp_params.param_vector(vp, amputee=True, foot="external")
+        self._ic = dict(vpp_params.THESIS_IC_A7) if self.gp.initial_conditions == "thesis_a7" else None
         self._work = vpp._Work()
         self._h0f = vp.h0_f_m
         self._a0 = math.radians(vp.alpha0_deg)
@@ -125,7 +125,7 @@ class GaitNumerical:
 
     @property
     def right_stance(self) -> bool:
-        return bool(self.state.c[vpp.C_R])
+        return bool(self.state.c[vpp_params.C_R])
 
     @property
     def fallen(self) -> bool:
@@ -174,7 +174,7 @@ class GaitNumerical:
         q_prev = self.q.copy()
         w = self._work
         w.w[0], w.w[1], w.w[2] = f_par, f_perp, m_z
-        ev = vpp._sync_kernel(self.state.s, self.state.c, self.state.fp, self.P, w.w, self.vp.dt_sub_s,
+        ev = vpp_kernels._sync_kernel(self.state.s, self.state.c, self.state.fp, self.P, w.w, self.vp.dt_sub_s,
                               self.vp.n_sub, w.wk, self.model_cmd)
         self.state.t += self.vp.n_sub * self.vp.dt_sub_s
         self.t += self.dt_s
@@ -186,9 +186,41 @@ class GaitNumerical:
         return self.events
 
 
+class GaitModel:
+    """The gait test's :class:`~rths_ros.core.models.base.NumericalModel`: the VPP walker (:class:`GaitNumerical`,
+    ``inner``) fed the sagittal load ``[F_par, F_perp, M]``; command = the plate-frame pose and its rates."""
+
+    force_width = 3
+
+    def __init__(self, inner: GaitNumerical):
+        self.inner = inner
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    def step(self, force) -> int:
+        return self.inner.step(float(force[0]), float(force[1]), float(force[2]))
+
+    def command(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.inner.q, self.inner.qd
+
+    @property
+    def velocity(self) -> float:
+        return float(self.inner.qd[0])
+
+    def abort_reason(self, events: int) -> str | None:
+        if events & FALL_EVENT:
+            return f"the walker fell (VPP model, t = {self.inner.t:.3f} s)"
+        return None
+
+
 # ------------------------------------------------------------------------------------------------------------------
 class GaitPlatform:
-    """Plate-frame command ``(x - x_ref, y, alpha)`` -> leg commands, with the leg-speed policy (module doc)."""
+    """Plate-frame command ``(x - x_ref, y, alpha)`` -> leg commands, with the leg-speed policy (module doc).
+    The gait test's :class:`~rths_ros.core.platform.paths.PlatformPath` (open loop, no feedforward learners)."""
+
+    closed_loop = False
+    commander = None
 
     def __init__(self, params: GaitPlatformParams, kinematics: StewartKinematics, vff: bool, dt_s: float):
         self.params = params
@@ -223,7 +255,7 @@ class GaitPlatform:
         o.feedforward_velocity[:] = 0.0
         o.feedforward_position[:] = 0.0
 
-    def command(self, q, qd) -> LegCommandArrays:
+    def command(self, q, qd, measured: float | None = None) -> LegCommandArrays:
         """Leg commands of the next step; raises LimitViolation (stroke, joint angles; speed with ``abort``)."""
         b, bd = self.gi.leg_commands(q, qd, check=False)
         o = self._out
@@ -249,6 +281,10 @@ class GaitPlatform:
         self._prev[:] = o.length
         return o
 
+    def check(self, cmd: LegCommandArrays) -> None:
+        """The limits of a command changed after :meth:`command` (the stroke and joint angles at the last pose)."""
+        self._checker.check(cmd.length, cmd.velocity, self.gi.last_tcp_pose)
+
     def achieved(self, lengths, rates) -> tuple[np.ndarray, np.ndarray]:
         """Achieved plate-frame interface state from the measured leg lengths and rates (forward kinematics)."""
         return self.gi.achieved(lengths, rates)
@@ -256,7 +292,10 @@ class GaitPlatform:
 
 # ------------------------------------------------------------------------------------------------------------------
 class GaitForceProcessor:
-    """Raw sensor wrench + measured leg lengths -> interface load on the stump end (module doc, step 2)."""
+    """Raw sensor wrench + measured leg lengths -> interface load on the stump end (module doc, step 2).
+    The gait test's :class:`~rths_ros.core.platform.paths.ForcePath`."""
+
+    needs_leg_state = True
 
     def __init__(self, params: GaitPlatformParams, kinematics: StewartKinematics):
         self.gi = GaitInterface(params.interface, kinematics)
@@ -295,7 +334,7 @@ def cop_of(measured, min_force_n: float = 5.0) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------------------------
-def replay_model(vp: vpp.VppParams, gp: GaitCommandParams, forces: np.ndarray, dt_s: float = 1e-3) -> dict:
+def replay_model(vp: vpp_params.VppParams, gp: GaitCommandParams, forces: np.ndarray, dt_s: float = 1e-3) -> dict:
     """Re-run the model with the recorded interface loads (row k = the load of step k, fed at step k) and return
     per-step arrays: the state at step k (t, com_x, com_y, trunk_angle, com_xd, contact_L/R, foot_x_L/R), the
     model GRFs and hip torques per leg (with the load of step k held; ``hip_torque_R`` = tau_h,R of eq. 16.2,
@@ -318,8 +357,8 @@ def replay_model(vp: vpp.VppParams, gp: GaitCommandParams, forces: np.ndarray, d
         s = st.s
         out["t"][k] = k * dt_s
         out["com_x"][k], out["com_y"][k], out["trunk_angle"][k], out["com_xd"][k] = \
-            s[vpp.S_X], s[vpp.S_Y], s[vpp.S_PHI], s[vpp.S_VX]
-        out["contact_L"][k], out["contact_R"][k] = bool(st.c[vpp.C_L]), bool(st.c[vpp.C_R])
+            s[vpp_params.S_X], s[vpp_params.S_Y], s[vpp_params.S_PHI], s[vpp_params.S_VX]
+        out["contact_L"][k], out["contact_R"][k] = bool(st.c[vpp_params.C_L]), bool(st.c[vpp_params.C_R])
         out["foot_x_L"][k], out["foot_x_R"][k] = st.fp[0], st.fp[1]
         out["x_ref"][k] = g.x_ref
         out["q"][k], out["qd"][k] = g.q, g.qd

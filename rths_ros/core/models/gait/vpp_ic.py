@@ -18,8 +18,8 @@ forward speed sampled at every mid-stance (hip over the stance foot) may not cha
 from one step to the next (:func:`stability_check`).
 
 Optimiser: ``cma`` (Hansen's CMA-ES), sigma in scaled variables (``x'_0``/0.05, ``y_0``/0.005,
-``phi'_0``/0.05), bounds from :class:`~rths_ros.core.models.gait.vpp.VppParams`.  ``fix_y0`` keeps the start height fixed
-and optimises ``x'_0`` and ``phi'_0`` only.
+``phi'_0``/0.05), bounds from :class:`~rths_ros.core.models.gait.vpp_params.VppParams`.  ``fix_y0`` keeps the start
+height fixed and optimises ``x'_0`` and ``phi'_0`` only.
 
 Modified model of a gait scenario (:func:`scenario_model`): the scenario's ``numerical.vpp`` (stump ``k_u``,
 ``d_u``, ``m_IFP``, CoP shift) closed by a linear foot spring whose stiffness is the secant stiffness of the
@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.core.models.gait import vpp
+from rths_ros.core.models.gait import vpp, vpp_params
+from rths_ros.params import ParameterError
 
 SCALES = np.array([0.01, 0.05, 0.05, 0.05, 0.1])  # y, y', x', phi, phi'
 VAR_SCALES = np.array([0.05, 0.005, 0.05])  # x'_0, y_0, phi'_0
@@ -62,14 +63,14 @@ def _ic(x, phi0):
     return {"xd0_m_per_s": float(x[0]), "y0_m": float(x[1]), "phi0_rad": phi0, "phid0_rad_per_s": float(x[2])}
 
 
-def periodicity_cost(p: vpp.VppParams, xd0: float, y0: float, phid0: float, amputee: bool = False,
+def periodicity_cost(p: vpp_params.VppParams, xd0: float, y0: float, phid0: float, amputee: bool = False,
                      n_strides: int = 1, t_stride_max_s: float = 2.0, P: np.ndarray | None = None) -> float:
     """Stride-to-stride deviation cost ``J`` (module doc) of the initial conditions."""
     ic = _ic((xd0, y0, phid0), p.phi0_rad)
     try:
         rec = vpp.simulate(p, n_steps=2 * n_strides + 2, t_max_s=t_stride_max_s * n_strides, amputee=amputee,
                            foot="spring", ic=ic, decimate=10 ** 9, P=P)
-    except vpp.ParameterError:
+    except ParameterError:
         return 1e4
     ref = np.array([y0, 0.0, xd0, p.phi0_rad, phid0])
     sec = rec["sections"][:n_strides]
@@ -97,7 +98,7 @@ def step_speeds(rec: dict) -> np.ndarray:
     return np.array([v for _, v in out])
 
 
-def stability_check(p: vpp.VppParams, ic: dict | None = None, amputee: bool = False, n_steps: int = 50,
+def stability_check(p: vpp_params.VppParams, ic: dict | None = None, amputee: bool = False, n_steps: int = 50,
                     max_rel_change: float = 0.05) -> dict:
     """50-step walk: completed steps, fall flag, maximum step-to-step relative speed change, verdict."""
     rec = vpp.simulate(p, n_steps=n_steps + 1, t_max_s=2.0 * n_steps, amputee=amputee, foot="spring", ic=ic,
@@ -111,7 +112,7 @@ def stability_check(p: vpp.VppParams, ic: dict | None = None, amputee: bool = Fa
             "stable": bool(steps >= n_steps and not rec["fallen"] and max_rel < max_rel_change)}
 
 
-def optimise_ic(p: vpp.VppParams, amputee: bool = False, x0: tuple | None = None, sigma0: float = 1.0,
+def optimise_ic(p: vpp_params.VppParams, amputee: bool = False, x0: tuple | None = None, sigma0: float = 1.0,
                 max_evals: int = 1500, n_strides: int = 1, seed: int = 1, check: bool = True,
                 fix_y0: float | None = None) -> OptResult:
     """CMA-ES over (x'_0, y_0, phi'_0) minimising :func:`periodicity_cost`; with ``fix_y0`` the start height is
@@ -123,12 +124,13 @@ def optimise_ic(p: vpp.VppParams, amputee: bool = False, x0: tuple | None = None
     import cma
 
     if x0 is None:
-        x0 = (vpp.THESIS_IC_A7["xd0_m_per_s"], vpp.THESIS_IC_A7["y0_m"], vpp.THESIS_IC_A7["phid0_rad_per_s"])
+        a7 = vpp_params.THESIS_IC_A7
+        x0 = (a7["xd0_m_per_s"], a7["y0_m"], a7["phid0_rad_per_s"])
     x0 = np.asarray(x0, dtype=float).copy()
     free = np.array([0, 2]) if fix_y0 is not None else np.arange(3)
     if fix_y0 is not None:
         x0[1] = float(fix_y0)
-    P = vpp.param_vector(p, amputee, "spring")
+    P = vpp_params.param_vector(p, amputee, "spring")
 
     def point(z):
         x = x0.copy()
@@ -161,7 +163,7 @@ def scenario_foot_stiffness(s) -> float:
     return ProstheticFoot(s.sim_plant.foot).secant_stiffness(vp.m_vpp_kg * vp.g_m_per_s2)
 
 
-def scenario_model(s) -> vpp.VppParams:
+def scenario_model(s) -> vpp_params.VppParams:
     """The modified (amputee) model of a gait scenario for the initial-condition optimisation: its
     ``numerical.vpp`` with the foot spring ``k_f`` = :func:`scenario_foot_stiffness` (module doc)."""
     return dataclasses.replace(s.numerical.vpp, k_f_n_per_m=scenario_foot_stiffness(s))
@@ -171,12 +173,12 @@ def scenario_ic(s) -> dict:
     """The initial conditions a gait scenario starts from (``numerical.gait.initial_conditions``)."""
     vp = s.numerical.vpp
     if s.numerical.gait.initial_conditions == "thesis_a7":
-        return dict(vpp.THESIS_IC_A7)
+        return dict(vpp_params.THESIS_IC_A7)
     return {"y0_m": vp.amp_y0_m, "xd0_m_per_s": vp.amp_xd0_m_per_s, "phi0_rad": vp.phi0_rad,
             "phid0_rad_per_s": vp.amp_phid0_rad_per_s}
 
 
-def with_ic(p: vpp.VppParams, res: OptResult, amputee: bool = False) -> vpp.VppParams:
+def with_ic(p: vpp_params.VppParams, res: OptResult, amputee: bool = False) -> vpp_params.VppParams:
     """Copy of ``p`` with the optimised initial conditions stored (basic or ``amp_*`` fields)."""
     if amputee:
         return dataclasses.replace(p, amp_xd0_m_per_s=res.xd0_m_per_s, amp_y0_m=res.y0_m,

@@ -1,0 +1,170 @@
+"""FACE sweep engine: run every point, save the records, analyse, write the outputs; re-analysis of saved points.
+
+The engine is independent of how a point is run: it takes a callable ``run_point(params) -> record``
+(a dict of recorded arrays ``t, z_cmd, z_ach, ...`` plus optional ``dt``, ``unstable``); the runners are in
+:mod:`rths_ros.analysis.face.execution` and the caller passes one (:func:`rths_ros.analysis.face.cli.main`
+uses :func:`rths_ros.analysis.face.execution.make_runner`).  Points run in parallel in a
+``ProcessPoolExecutor`` or on a Dask distributed cluster (``cluster="local:N"`` or a scheduler address);
+each record is saved to ``OUT/points/point_NNN.npz`` so :func:`reanalyse` can refit (other e, q or fit
+settings) without running again.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rths_ros.analysis.face.fit import analyse
+from rths_ros.analysis.face.measures import q_value
+from rths_ros.analysis.face.outputs import _load_record, _save_record, write_outputs
+from rths_ros.analysis.face.spec import SweepSpec, load_sweep
+from rths_ros.params import ParameterError, to_dict
+
+
+def _reference_q(spec: SweepSpec, run_point: Any, out_dir: Path | None) -> float | None:
+    if spec.reference.source == "value":
+        return spec.reference.value
+    if spec.reference.source == "runner":
+        ref = getattr(run_point, "reference", None)
+        if ref is None:
+            raise ParameterError(f"reference.source: 'runner' is not allowed with runner = {spec.runner}; "
+                                 "this runner has no reference solution (use source: value)")
+        rec = ref({spec.vary.parameter: spec.vary.values[0]})
+        if out_dir is not None:
+            _save_record(out_dir / "points" / "reference.npz", rec)
+        return float(q_value(rec, spec.q))
+    return None
+
+
+def _call(run_point, point):
+    return run_point(point)
+
+
+def open_cluster(address: str):
+    """(client, cluster) of a Dask distributed cluster.  ``local:N`` starts a LocalCluster of N worker
+    processes (one thread each, on 127.0.0.1, no dashboard) that is closed with the client; any other
+    value is the address of a running scheduler (e.g. ``tcp://host:8786``), whose cluster is left running."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:    # pragma: no cover - the packages are in requirements/runtime.txt
+        raise ParameterError("cluster: the packages dask and distributed are not installed "
+                             "(pip install -r requirements/runtime.txt)") from None
+    address = str(address).strip()
+    if address.startswith("local:"):
+        n = address[len("local:"):]
+        if not n.isdigit() or not 1 <= int(n) <= 256:
+            raise ParameterError(f"cluster: {address!r} is not allowed; expected local:N with N in 1..256")
+        cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None)
+        return Client(cluster), cluster
+    if not address:
+        raise ParameterError("cluster: '' is not allowed; expected local:N or a scheduler address")
+    return Client(address), None
+
+
+def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], dict],
+              workers: int = 1, progress: Callable[[str], None] | None = print, raw: Mapping | None = None,
+              cluster: str | None = None) -> dict:
+    """Run every point, save them, analyse, write the outputs.
+
+    ``run_point`` runs one point (the sweep's runner:
+    ``rths_ros.analysis.face.execution.make_runner(spec, out_dir)``, or any callable of the same form).
+    Points run one after the other (``workers = 1``), in a ``ProcessPoolExecutor`` of ``workers``
+    processes, or, with ``cluster`` (``local:N`` or a scheduler address), as tasks of a Dask distributed
+    cluster (:func:`open_cluster`).  ``run_point`` must be picklable for the last two; with a remote
+    cluster the output directory must be reachable by the workers under the same path (graph runs write
+    their bags there)."""
+    out = Path(out_dir)
+    (out / "points").mkdir(parents=True, exist_ok=True)
+    (out / "sweep.yaml").write_text(yaml.safe_dump(dict(raw) if raw is not None else _spec_data(spec),
+                                                   sort_keys=False))
+    values = list(spec.vary.values)
+    points = [{spec.vary.parameter: _plain_number(v)} for v in values]
+    records: list[Any] = [None] * len(points)
+    t0 = time.monotonic()
+    done = 0
+
+    def report() -> None:
+        if progress is not None:
+            n = len(points)
+            bar = "#" * (30 * done // n) + "-" * (30 - 30 * done // n)
+            progress(f"  FACE {spec.name}: [{bar}] {done}/{n} points done  {time.monotonic() - t0:6.1f} s")
+
+    if cluster:
+        from distributed import as_completed as dask_completed
+        client, local = open_cluster(cluster)
+        try:
+            futs = {client.submit(_call, run_point, pt, pure=False, key=f"face-{spec.name}-{i}-{time.time_ns()}"): i
+                    for i, pt in enumerate(points)}
+            for fut in dask_completed(list(futs)):
+                i = futs[fut]
+                records[i] = fut.result()
+                _save_record(out / "points" / f"point_{i:03d}.npz", records[i])
+                done += 1
+                report()
+        finally:
+            client.close()
+            if local is not None:
+                local.close()
+    elif workers > 1:
+        with cf.ProcessPoolExecutor(max_workers=workers) as pool:
+            futs = {pool.submit(_call, run_point, pt): i for i, pt in enumerate(points)}
+            for fut in cf.as_completed(futs):
+                i = futs[fut]
+                records[i] = fut.result()
+                _save_record(out / "points" / f"point_{i:03d}.npz", records[i])
+                done += 1
+                report()
+    else:
+        for i, pt in enumerate(points):
+            records[i] = run_point(pt)
+            _save_record(out / "points" / f"point_{i:03d}.npz", records[i])
+            done += 1
+            report()
+    (out / "points" / "index.json").write_text(json.dumps(
+        {"parameter": spec.vary.parameter, "values": values,
+         "files": [f"point_{i:03d}.npz" for i in range(len(points))]}, indent=1))
+    q_ref = _reference_q(spec, run_point, out)
+    result = analyse(spec, records, values, q_ref)
+    write_outputs(result, out, spec)
+    return result
+
+
+def _plain_number(v: float):
+    return int(v) if float(v).is_integer() else float(v)
+
+
+def _spec_data(spec: SweepSpec) -> dict:
+    d = to_dict(spec)
+    d["overrides"] = dict(spec.overrides)
+    return d
+
+
+def reanalyse(out_dir: str | Path, spec: SweepSpec | None = None) -> dict:
+    """Analyse saved points again (no run).  ``spec`` may change e, q, fit or reference settings; its
+    ``vary`` must match the saved points.  Default: the sweep.yaml saved with the points."""
+    out = Path(out_dir)
+    index = json.loads((out / "points" / "index.json").read_text())
+    if spec is None:
+        spec, _ = load_sweep(out / "sweep.yaml")
+    if spec.vary.parameter != index["parameter"] or [float(v) for v in spec.vary.values] != \
+            [float(v) for v in index["values"]]:
+        raise ParameterError(f"vary: {spec.vary.parameter} = {list(spec.vary.values)} does not match the saved "
+                             f"points ({index['parameter']} = {index['values']})")
+    records = [_load_record(out / "points" / f) for f in index["files"]]
+    q_ref = None
+    if spec.reference.source == "value":
+        q_ref = spec.reference.value
+    elif spec.reference.source == "runner":
+        ref_path = out / "points" / "reference.npz"
+        if not ref_path.exists():
+            raise ParameterError(f"reference.source: 'runner' but {ref_path.name} was not saved with the points")
+        q_ref = float(q_value(_load_record(ref_path), spec.q))
+    result = analyse(spec, records, index["values"], q_ref)
+    write_outputs(result, out, spec)
+    return result

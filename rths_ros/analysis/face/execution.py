@@ -1,0 +1,211 @@
+"""FACE point runners: the ``run_point(params) -> record`` callables that actually run a point.
+
+:class:`rths_ros.core.methods.linear_vrths.LinearPointRunner` (linear vRTHS of §12.1),
+:class:`ScenarioPointRunner` (a project scenario, in process or through the ROS graph, one lockstep run
+with its bag per point in ``OUT/runs/<point>``) and :class:`BuildingPointRunner` (the building benchmark
+of §12.2, in process; tau_add delays the desired displacement by whole samples before the controller, a
+choice: the thesis does not say where its delay was inserted).  :func:`make_runner` builds the one a
+sweep names; the caller passes it to :func:`rths_ros.analysis.face.engine.run_sweep`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rths_ros.analysis.face.spec import SweepSpec
+from rths_ros.core.models.building.tracking_controller import TrackingController
+from rths_ros.core.models.registry import MODELS
+from rths_ros.params import ParameterError
+
+
+def _set_dotted(data: dict, key: str, value: Any) -> None:
+    node = data
+    parts = key.split(".")
+    for part in parts[:-1]:
+        nxt = node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        if not isinstance(nxt, dict):
+            raise ParameterError(f"{key}: {part} is not a section")
+        node = nxt
+    node[parts[-1]] = value
+
+
+def point_tag(point: Mapping) -> str:
+    """Directory name of a point's run: ``<last key part>=<value>`` joined by ``_``, e.g.
+    ``command_delay_steps=3``."""
+    return "_".join(f"{k.split('.')[-1]}={v}" for k, v in point.items())
+
+
+class ScenarioPointRunner:
+    """``run_point`` for a project scenario: the scenario with ``overrides`` and the point's dotted keys
+    (e.g. ``sim_plant.command_delay_steps``, ``sim_plant.cascade.k_pp_per_s`` with
+    ``sim_plant.cascade.preset: custom``), run in process (``backend="vrths"``,
+    :func:`rths_ros.app.vrths.run_virtual`) or through the ROS graph (``backend="graph"``).
+
+    Graph backend: every point is one :func:`rths_ros.runner.run_scenario` in ``out_dir/runs/<point>``
+    (see :func:`point_tag`), always in lockstep mode with recording on (a FACE point must be
+    reproducible, and the record is read back from the bag with
+    :func:`rths_ros.analysis.run_analysis.record_from_bag`).  A run that fails or aborts is returned
+    flagged ``aborted`` (with the reason) so that :func:`analyse` drops it; a run where the passivity
+    controller intervened carries its nonzero ``f_d`` and is dropped as well.  Each run leases its own
+    ROS domain id, so points can run in parallel."""
+
+    def __init__(self, scenario: str, overrides: Mapping | None = None, backend: str = "vrths",
+                 out_dir: str | Path | None = None):
+        from rths_ros.app import scenario as scn
+        if backend not in ("vrths", "graph"):
+            raise ParameterError(f"backend: {backend!r} is not allowed; expected 'vrths' or 'graph'")
+        if backend == "graph" and out_dir is None:
+            raise ParameterError("out_dir: required for backend = graph")
+        self.data = scn.load_data(scenario)
+        for k, v in (overrides or {}).items():
+            _set_dotted(self.data, k, v)
+        if backend == "graph":
+            _set_dotted(self.data, "loop.mode", "lockstep")
+            _set_dotted(self.data, "recording.enabled", True)
+        self.backend = backend
+        self.out_dir = Path(out_dir).resolve() if out_dir is not None else None
+        self.scenario(None)             # validate now
+
+    def scenario(self, point: Mapping | None):
+        import copy
+
+        from rths_ros.app import scenario as scn
+        data = copy.deepcopy(self.data)
+        for k, v in (point or {}).items():
+            _set_dotted(data, k, v)
+        return scn.from_data(data)
+
+    def __call__(self, point: Mapping) -> dict:
+        s = self.scenario(point)
+        if self.backend == "vrths":
+            from rths_ros.app.vrths import run_virtual
+            rec = run_virtual(s)
+        else:
+            rec = self._run_graph(s, point)
+        rec = {k: v for k, v in rec.items() if not k.startswith("_")}
+        rec["dt"] = s.loop.dt_s
+        return rec
+
+    def _run_graph(self, s, point: Mapping) -> dict:
+        from rths_ros.analysis.run_analysis import record_from_bag
+        from rths_ros.runner import RunError, run_scenario
+        out = self.out_dir / "runs" / point_tag(point)
+        empty = {"t": np.zeros(0), "z_cmd": np.zeros(0), "z_ach": np.zeros(0), "aborted": True}
+        try:
+            res = run_scenario(s, out, progress=False, log=lambda *_: None)
+        except RunError as exc:
+            return {**empty, "abort_reason": f"run failed to start: {exc}"}
+        bag = out / "bag"
+        if not bag.exists():
+            return {**empty, "abort_reason": res.message or "no bag recorded"}
+        try:
+            rec, _, _ = record_from_bag(bag)
+        except Exception as exc:
+            return {**empty, "abort_reason": f"bag not readable: {exc}"}
+        if res.code != 0:
+            rec["aborted"] = True
+            rec["abort_reason"] = rec.get("abort_reason") or res.message.splitlines()[0]
+        rec.pop("missing_samples", None)
+        rec["wall_s"] = res.wall_s
+        return rec
+
+    def reference(self, point: Mapping | None = None) -> dict:
+        """The model's reference solution z^r (the contact test's: thesis §4.4, pure simulation with an ideal
+        transfer system; rths_ros.core.models.registry) as a record (``z_cmd = z_ach = z^r``), for ``reference.source: runner``."""
+        s = self.scenario(point)
+        ref = MODELS[s.numerical.model].reference
+        if ref is None:
+            raise ParameterError(f"reference.source: 'runner' is not allowed for numerical.model = "
+                                 f"{s.numerical.model!r}; the model has no reference solution")
+        dt = s.loop.dt_s
+        z = np.array(ref(s.numerical, s.steps + 1, dt), dtype=float)
+        return {"t": np.arange(z.size) * dt, "z_cmd": z, "z_ach": z.copy(),
+                "contact": np.array(ref["contact"], dtype=float)[: z.size], "dt": dt}
+
+
+class DelayedCommandController(TrackingController):
+    """Wraps a tracking controller and delays its desired displacement by ``n`` samples (tau_add of the
+    building benchmark): the command path gets a pure extra delay, the feedback loop is unchanged."""
+
+    def __init__(self, inner: TrackingController, n: int):
+        super().__init__(inner.dt_s)
+        self.inner, self.n = inner, int(n)
+        self.reset()
+
+    def reset(self) -> None:
+        self.inner.reset()
+        self._buf = [0.0] * (self.n + 1)
+        self._i = 0
+
+    def step(self, desired: float, measured: float) -> float:
+        self._buf[self._i] = desired
+        self._i = (self._i + 1) % (self.n + 1)
+        return self.inner.step(self._buf[self._i], measured)
+
+
+BUILDING_CONTROLLER_KEYS = ("kp", "ki_per_s", "lead_gain", "lead_zero_rad_s", "lead_pole_rad_s")
+
+
+class BuildingPointRunner:
+    """``run_point`` for the building benchmark (seed 000 §12.2) in process with
+    :func:`rths_ros.core.models.building.benchmark.run_benchmark` and its reference controller.
+
+    ``scenario``: ``case1``..``case4``, optionally with the ground motion, ``case1/kobe``.  Keys of a
+    point or of the overrides: ``tau_add_s`` (extra delay of the desired displacement y1 before the
+    controller, rounded to whole samples of 1/4096 s), the controller gains ``kp``, ``ki_per_s``,
+    ``lead_*`` (:class:`rths_ros.core.models.building.tracking_controller.ReferenceControllerParams`), or any field of
+    :class:`rths_ros.core.models.building.structure.BenchmarkParams`.  Record: ``z_cmd`` = y1 (numerical DoF 1, the
+    desired actuator displacement), ``z_ach`` = x_m (measured actuator displacement); the thesis's
+    floor-1 magnitude is q on ``z_cmd`` (the numerical substructure's response)."""
+
+    def __init__(self, scenario: str = "case1", overrides: Mapping | None = None):
+        head, _, quake = str(scenario).partition("/")
+        if not head.startswith("case") or not head[4:].isdigit():
+            raise ParameterError(f"scenario: {scenario!r} is not allowed with runner = building; expected "
+                                 "'case1'..'case4' or 'case1/elcentro'")
+        self.case = int(head[4:])
+        self.earthquake = quake or "elcentro"
+        self.overrides = dict(overrides or {})
+        self._split({})                 # validate now
+
+    def _split(self, point: Mapping):
+        from rths_ros.core.models.building.structure import benchmark_params
+        from rths_ros.core.models.building.tracking_controller import ReferenceController
+        merged = {**self.overrides, **point}
+        tau = float(merged.pop("tau_add_s", 0.0))
+        gains = {k: merged.pop(k) for k in list(merged) if k in BUILDING_CONTROLLER_KEYS}
+        params = benchmark_params(self.case, self.earthquake, **merged)
+        if tau < 0:
+            raise ParameterError(f"tau_add_s: {tau!r} is not allowed; expected >= 0 s")
+        n = int(round(tau / params.dt_s))
+        inner = ReferenceController(dt_s=params.dt_s, **gains)
+        ctrl = inner if n == 0 else DelayedCommandController(inner, n)
+        return params, ctrl, n
+
+    def __call__(self, point: Mapping) -> dict:
+        from rths_ros.core.models.building.benchmark import run_benchmark
+        params, ctrl, n = self._split(point)
+        rec = run_benchmark(controller=ctrl, params=params, evaluate=False)
+        return {"t": rec["t"], "z_cmd": rec["y"][:, 0], "z_ach": rec["x_m"], "x_r1": rec["x_r"][:, 0],
+                "aborted": bool(rec["aborted"]), "abort_reason": rec["abort_reason"], "dt": params.dt_s,
+                "delay_samples": n}
+
+    def reference(self, point: Mapping | None = None) -> dict:
+        """The reference structure's floor-1 response x_r1 (``z_cmd = z_ach = x_r1``)."""
+        rec = self({})
+        return {"t": rec["t"], "z_cmd": rec["x_r1"], "z_ach": rec["x_r1"].copy(), "dt": rec["dt"]}
+
+
+def make_runner(spec: SweepSpec, out_dir: str | Path | None = None) -> Callable[[dict], dict]:
+    """The ``run_point`` callable named by the sweep's ``runner``."""
+    if spec.runner == "linear_vrths":
+        from rths_ros.core.methods.linear_vrths import LinearPointRunner
+        return LinearPointRunner(spec.scenario, **dict(spec.overrides))
+    if spec.runner == "building":
+        return BuildingPointRunner(spec.scenario, spec.overrides)
+    return ScenarioPointRunner(spec.scenario, spec.overrides, backend=spec.runner, out_dir=out_dir)

@@ -1,0 +1,77 @@
+"""The table of numerical models: ``numerical.model`` -> :class:`ModelEntry`.
+
+A model belongs to a *family* that says how the rest of the loop serves it: ``interface_1d`` (one interface
+DoF z on the Stewart platform, force along it, the contact test's plant and metrics), ``gait`` (the 3-DoF
+sagittal interface of the prosthetic-foot test) and ``building`` (the servo-hydraulic benchmark's actuator and
+tracking controller).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
+the analysis maps it to its metrics.  A new model of an existing family is one module in this folder and one
+line of :data:`MODELS` (docs/architecture.md shows it with the linear oscillator).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rths_ros.core.models import building, contact1d, gait, oscillator
+from rths_ros.core.models.base import NumericalModel
+
+__all__ = ["ModelEntry", "MODELS", "FAMILIES", "entry", "family_of", "require_family"]
+
+#: the model families (see the module doc)
+FAMILIES = ("interface_1d", "gait", "building")
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One numerical model: its family, its builder ``(scenario.numerical, loop.dt_s) -> NumericalModel``, a
+    one-line description, optionally its reference solution ``(scenario.numerical, n_rows, dt_s) -> z^r`` (the
+    interface motion of the ideal coupled system; None: the analysis reports no reference error) and optionally
+    its own parameter section ``numerical.<section>`` of dataclass ``params``."""
+
+    family: str
+    build: Callable[[Any, float], NumericalModel]
+    doc: str
+    reference: Callable[[Any, int, float], np.ndarray] | None = None
+    section: str = ""
+    params: type | None = None
+
+
+MODELS: dict[str, ModelEntry] = {
+    "contact_1d": ModelEntry("interface_1d", contact1d.build_rk, "mass-spring-damper with contact, DOP853 "
+                             "(numerical.contact_1d; seed 000 ch. 4)", contact1d.reference),
+    "contact_1d_newmark": ModelEntry("interface_1d", contact1d.build_newmark, "the contact test's numerical part "
+                                     "integrated by Newmark (numerical.newmark; seed 001 §2.3)", contact1d.reference),
+    "contact_1d_independent": ModelEntry("interface_1d", contact1d.build_independent, "the contact test's numerical "
+                                         "part with independent integration (numerical.independent; seed 003)",
+                                         contact1d.reference),
+    "vpp": ModelEntry("gait", gait.build, "VPP amputee walker of the prosthetic-foot gait test (numerical.vpp, "
+                      "numerical.gait; seed 000 ch. 15-17)"),
+    "building": ModelEntry("building", building.build, "the servo-hydraulic vRTHS building benchmark "
+                           "(numerical.building, tracking_controller)"),
+    "oscillator_1d": ModelEntry("interface_1d", oscillator.build, "linear single-DoF oscillator with a harmonic "
+                                "drive (numerical.oscillator_1d; the worked example of docs/architecture.md)",
+                                section="oscillator_1d", params=oscillator.OscillatorParams),
+}
+
+
+def entry(model: str) -> ModelEntry:
+    """The table entry of ``model`` (KeyError names the allowed models)."""
+    try:
+        return MODELS[model]
+    except KeyError:
+        raise KeyError(f"numerical.model: {model!r} is not a known model; expected one of "
+                       f"{', '.join(MODELS)}") from None
+
+
+def family_of(model: str) -> str:
+    return entry(model).family
+
+
+def require_family(model: str, family: str, what: str) -> None:
+    """Raise ValueError naming ``what`` unless ``model`` belongs to ``family`` (readers of one family's records)."""
+    if family_of(model) != family:
+        raise ValueError(f"{what} is not a run of the {family} family (numerical.model = {model!r}, family "
+                         f"{family_of(model)})")
