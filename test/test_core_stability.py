@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.core.models.contact1d.model import Contact1DParams
 from rths_ros.core.methods.stability import contact_open_loop, contact_phase_margin, gain_crossovers, phase_margin
+from rths_ros.core.models.contact1d.model import Contact1DParams
 
 
 @pytest.mark.parametrize("d, pm_deg, w_pm, tau", [

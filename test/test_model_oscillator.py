@@ -20,7 +20,7 @@ from rths_ros.core.models.oscillator import Oscillator, OscillatorParams
 from rths_ros.core.models.registry import MODELS
 from rths_ros.params import ParameterError
 
-SETS = ["numerical.model=oscillator_1d", "loop.duration_s=2.0"]
+SETS = ["numerical.model=oscillator_1d"]
 
 
 def test_exact_zero_order_hold_step_matches_scipy():
@@ -70,12 +70,12 @@ def graph_run(tmp_path_factory):
 def test_graph_reproduces_the_virtual_run(graph_run):
     rec, s, v = assert_graph_matches_virtual(graph_run / "bag", "contact_1d", overrides=SETS)
     assert s.numerical.model == "oscillator_1d"
-    # the drive moves the oscillator by millimetres, and the specimen's force acts back on it
-    assert 2e-3 < np.max(np.abs(rec["z_cmd"])) < 2e-2
-    assert np.ptp(rec["f_int"]) > 1.0
+    # the drive swings the oscillator about 13 mm down, the specimen touches the ground and pushes back
+    assert -0.02 < np.min(rec["z_cmd"]) < -0.01
+    assert 0.1 < np.mean(rec["contact"]) < 0.5 and np.ptp(rec["f_int"]) > 5.0
 
 
 def test_analysis_reports_no_reference_error_for_a_model_without_reference(graph_run):
     m = json.loads((graph_run / "metrics.json").read_text())
     assert m["e_ref_rel"] is None
-    assert m["e_track_rel"] is not None and m["e_track_rel"] < 0.1
+    assert m["stable"] is True and m["e_track_rel"] < 0.1

@@ -140,6 +140,11 @@ def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray | None:
     return None if ref is None else ref(scenario.numerical, n_rows, scenario.loop.dt_s)
 
 
+def _g(v) -> str:
+    """A metric for a summary line; None (e.g. no reference solution for the model) says so."""
+    return "n/a" if v is None else f"{v:.4g}"
+
+
 TRIAL_KEYS = ("e_track_rel", "e_ref_rel", "edot_track_rel", "max_abs_tracking_error_m", "E_error_J", "Ec_error_J",
               "E_diss_J", "peak_damping_force_n", "stable", "dominant_error_freq_hz", "touchdown_s", "liftoff_s")
 
@@ -178,10 +183,10 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
         f"plots  : {', '.join(str(p.name) for p in plots)}",
     ]
     if n_trials > 1:
-        lines += [f"  trial {t['trial']:>3}: e_track_rel={t['e_track_rel']:.4g}  e_ref_rel={t['e_ref_rel']:.4g}  "
+        lines += [f"  trial {t['trial']:>3}: e_track_rel={t['e_track_rel']:.4g}  e_ref_rel={_g(t['e_ref_rel'])}  "
                   f"max|e|={1e3 * t['max_abs_tracking_error_m']:.3f} mm  stable={t['stable']}" for t in per_trial]
     lines.append(f"{'last trial: ' if n_trials > 1 else ''}stable={metrics['stable']}  "
-                 f"e_track_rel={metrics['e_track_rel']:.4g}  e_ref_rel={metrics['e_ref_rel']:.4g}  "
+                 f"e_track_rel={metrics['e_track_rel']:.4g}  e_ref_rel={_g(metrics['e_ref_rel'])}  "
                  f"max|e|={1e3 * metrics['max_abs_tracking_error_m']:.3f} mm")
     return {"metrics": metrics, "lines": lines}
 

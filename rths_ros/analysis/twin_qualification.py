@@ -48,6 +48,7 @@ from scipy import signal as sps
 from rths_ros.app import factory
 from rths_ros.app.scenario import Scenario
 from rths_ros.core.methods.tdc import MODEL_KINDS
+from rths_ros.core.models.registry import MODELS
 from rths_ros.core.sysid.qualification import (
     FitResult,
     SteppedSineParams,
@@ -59,7 +60,8 @@ from rths_ros.core.sysid.qualification import (
 )
 
 #: numerical models whose interface chain is the 1-D contact test's (one interface DoF z through the hexapod)
-CONTACT_MODELS = ("contact_1d", "contact_1d_newmark")
+#: the models whose interface chain ``qualify`` supports (the model table's ``qualification`` flag)
+CONTACT_MODELS = tuple(k for k, e in MODELS.items() if e.qualification)
 
 __all__ = ["without_coupling", "interface_plant", "random_test", "demand_weights", "fit_unit_gain", "qualify",
            "QualifyResult", "loop_error", "with_tdc_model", "with_prediction"]
@@ -234,7 +236,7 @@ def qualify(s: Scenario, sine: SteppedSineParams | None = None, out_dir: str | P
             random_rms_m: float = 5e-4, random_cutoff_hz: float = 40.0, max_delay_s: float = 0.05, tune: bool = True,
             horizons_s=(0.01, 0.02, 0.03, 0.04, 0.05, 0.06)) -> QualifyResult:
     """Stepped sine + random test + model fits on the twin of ``s``; writes plots and tables to ``out_dir``."""
-    if s.numerical.model not in CONTACT_MODELS:
+    if not MODELS[s.numerical.model].qualification:
         from rths_ros.params import ParameterError
         raise ParameterError(f"numerical.model: {s.numerical.model!r} is not allowed for the qualification of the "
                              f"interface chain; expected one of {', '.join(CONTACT_MODELS)} (the 1-D contact test)")

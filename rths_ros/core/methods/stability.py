@@ -14,60 +14,62 @@ resting on the ground)::
 two gain crossovers.  The low one (about 2 Hz, margin > 160 deg) is irrelevant; the relevant
 one is the crossover with the smallest critical delay, which for ``F_o`` is the
 high-frequency one near the contact eigenfrequency (about 6-7 Hz).
+
+Library use.  The gain crossovers and the phase margin at each of them come from
+python-control (``control``, pinned in requirements/runtime.txt):
+``control.stability_margins(control.tf(num, den), returnall=True, method="poly")``, which
+finds every ``w > 0`` with ``|L(jw)| = 1`` as the positive real roots of
+``|N(jw)|^2 - |D(jw)|^2`` and evaluates ``L`` there.  Its result is post-processed to keep
+this module's documented behaviour where python-control's conventions differ:
+
+- Which crossover: python-control's default (``returnall=False``) reports the crossover with
+  the smallest ``|PM|``; here all crossovers are taken (``returnall=True``) and the one with
+  the smallest ``tau_crit`` is reported (ties: the higher frequency), the others are listed
+  under ``crossovers``.
+- Wrapping: python-control returns ``PM = (angle L(jw) mod 360) - 180`` in ``[-180, 180)``;
+  this is the same value as ``180 + angle L`` wrapped, except that ``-180`` is mapped to
+  ``+180`` so the margin lies in ``(-180, 180]`` (a crossover where ``L(jw) = +1``).
+- Sign: a negative margin is kept negative (python-control does the same); its critical delay
+  is set to 0 here.
+- No crossover: python-control returns empty arrays; here the margin and ``tau_crit`` are
+  ``inf`` and the frequencies ``nan``, with an empty ``crossovers`` list (the same values as
+  python-control's ``returnall=False`` for the margin and frequency).
+- :func:`gain_crossovers` drops repeated frequencies (a double root, where ``|L|`` touches one).
+
+Hand-written: the critical delay ``tau_crit = PM / w_pm`` per crossover and the choice of the
+relevant crossover by smallest ``tau_crit`` (python-control has no delay margin), and the
+contact-loop polynomials of :func:`contact_open_loop`.
 """
 from __future__ import annotations
 
 import math
 
+import control
 import numpy as np
 
 from rths_ros.core.models.contact1d.model import Contact1DParams
 
 
-def _unwrapped_phase(num: np.ndarray, den: np.ndarray, w: float) -> float:
-    """Phase of ``num(jw)/den(jw)`` in radians, continuous in ``w > 0``.
+def _poly(p) -> np.ndarray:
+    """Polynomial coefficients (highest power first) as float64 without leading zeros."""
+    return np.trim_zeros(np.atleast_1d(np.asarray(p, dtype=np.float64)), "f")
 
-    Each factor ``(jw - r)`` contributes ``angle(jw - r)``, taken on a branch that is
-    continuous in ``w`` for every root off the imaginary axis; roots at the origin contribute
-    +90 deg.
-    The sign of the leading-coefficient ratio adds 0 or 180 deg.
-    """
-    def factor(r: complex) -> float:
-        if r.real > 0.0:   # jw - r = -(r - jw): keep the branch cut away from the w axis
-            return math.pi + math.atan2(r.imag - w, r.real)
-        return math.atan2(w - r.imag, -r.real)
 
-    ph = sum(factor(r) for r in np.roots(num)) - sum(factor(r) for r in np.roots(den))
-    lead = num[np.flatnonzero(num)[0]] / den[np.flatnonzero(den)[0]]
-    if lead < 0:
-        ph += math.pi
-    return ph
+def _margins_at_crossovers(num, den) -> tuple[np.ndarray, np.ndarray]:
+    """Gain crossovers ``w > 0`` (ascending, rad/s) and python-control's phase margin (deg) at each."""
+    loop = control.tf(_poly(num), _poly(den))
+    _gm, pm, _sm, _wpc, wgc, _wms = control.stability_margins(loop, returnall=True, method="poly")
+    wgc = np.asarray(wgc, dtype=np.float64)
+    pm = np.asarray(pm, dtype=np.float64)
+    order = np.argsort(wgc, kind="stable")
+    return wgc[order], pm[order]
 
 
 def gain_crossovers(num, den) -> np.ndarray:
     """All frequencies ``w > 0`` (rad/s, ascending) with ``|num(jw)/den(jw)| = 1``."""
-    num = np.trim_zeros(np.atleast_1d(np.asarray(num, dtype=np.float64)), "f")
-    den = np.trim_zeros(np.atleast_1d(np.asarray(den, dtype=np.float64)), "f")
-    # |N(jw)|^2 - |D(jw)|^2 as a polynomial in w
-    def sq_mag(p: np.ndarray) -> np.ndarray:
-        pj = p * (1j) ** np.arange(p.size - 1, -1, -1)   # coefficients of p(jw) in powers of w
-        return np.real(np.polymul(pj, np.conj(pj)))
-    diff = np.polysub(sq_mag(num), sq_mag(den))
-    diff = np.trim_zeros(diff, "f")
-    if diff.size <= 1:
-        return np.zeros(0)
-    roots = np.roots(diff)
-    scale = max(1.0, float(np.max(np.abs(roots))))
-    w = np.sort(roots[(np.abs(roots.imag) <= 1e-9 * scale) & (roots.real > 0)].real)
-    # polish with Newton steps on |L|^2 - 1 and drop duplicates (double roots)
+    w, _ = _margins_at_crossovers(num, den)
     out: list[float] = []
-    for wi in w:
-        for _ in range(3):
-            f = np.polyval(diff, wi)
-            df = np.polyval(np.polyder(diff), wi)
-            if df == 0:
-                break
-            wi -= f / df
+    for wi in w:   # a double root (|L| touching one) is one crossover
         if not out or abs(wi - out[-1]) > 1e-9 * max(1.0, wi):
             out.append(float(wi))
     return np.array(out)
@@ -83,14 +85,15 @@ def phase_margin(num, den) -> dict:
     ``phase_margin_deg = 180 + angle L(j w_pm)`` wrapped into (-180, 180];
     ``tau_crit_s = 0`` for a non-positive margin.
     """
-    num = np.trim_zeros(np.atleast_1d(np.asarray(num, dtype=np.float64)), "f")
-    den = np.trim_zeros(np.atleast_1d(np.asarray(den, dtype=np.float64)), "f")
     rows = []
-    for w in gain_crossovers(num, den):
-        pm = math.degrees(_unwrapped_phase(num, den, w)) + 180.0
-        pm = (pm + 180.0) % 360.0 - 180.0
-        if pm == -180.0:
-            pm = 180.0
+    last_w = None
+    for w, pm in zip(*_margins_at_crossovers(num, den)):
+        if last_w is not None and abs(w - last_w) <= 1e-9 * max(1.0, w):
+            continue   # repeated root: same crossover
+        last_w = w
+        pm = float(pm)
+        if pm <= -180.0:   # python-control wraps into [-180, 180); this module into (-180, 180]
+            pm += 360.0
         tau = 2.0 * math.pi * pm / (360.0 * w) if pm > 0 else 0.0
         rows.append({"phase_margin_deg": pm, "crossover_rad_s": float(w),
                      "crossover_hz": float(w) / (2.0 * math.pi), "tau_crit_s": float(tau)})

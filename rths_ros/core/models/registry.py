@@ -29,7 +29,8 @@ class ModelEntry:
     """One numerical model: its family, its builder ``(scenario.numerical, loop.dt_s) -> NumericalModel``, a
     one-line description, optionally its reference solution ``(scenario.numerical, n_rows, dt_s) -> z^r`` (the
     interface motion of the ideal coupled system; None: the analysis reports no reference error) and optionally
-    its own parameter section ``numerical.<section>`` of dataclass ``params``."""
+    its own parameter section ``numerical.<section>`` of dataclass ``params``.  ``qualification``: the transfer-system
+    qualification on the twin (``rths qualify``, rths_ros.analysis.twin_qualification) supports the model."""
 
     family: str
     build: Callable[[Any, float], NumericalModel]
@@ -37,13 +38,15 @@ class ModelEntry:
     reference: Callable[[Any, int, float], np.ndarray] | None = None
     section: str = ""
     params: type | None = None
+    qualification: bool = False
 
 
 MODELS: dict[str, ModelEntry] = {
     "contact_1d": ModelEntry("interface_1d", contact1d.build_rk, "mass-spring-damper with contact, DOP853 "
-                             "(numerical.contact_1d; seed 000 ch. 4)", contact1d.reference),
+                             "(numerical.contact_1d; seed 000 ch. 4)", contact1d.reference, qualification=True),
     "contact_1d_newmark": ModelEntry("interface_1d", contact1d.build_newmark, "the contact test's numerical part "
-                                     "integrated by Newmark (numerical.newmark; seed 001 §2.3)", contact1d.reference),
+                                     "integrated by Newmark (numerical.newmark; seed 001 §2.3)", contact1d.reference,
+                                     qualification=True),
     "contact_1d_independent": ModelEntry("interface_1d", contact1d.build_independent, "the contact test's numerical "
                                          "part with independent integration (numerical.independent; seed 003)",
                                          contact1d.reference),
