@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# the tests mirror the package tree (test/core/..., test/app, test/analysis, ...; node-graph runs in test/graph);
+# their shared helpers (graph_equivalence.py) live here
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def rths(*args: str, timeout: float = 600, check: bool = False, env: dict | None = None) -> subprocess.CompletedProcess:

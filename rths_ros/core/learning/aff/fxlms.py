@@ -56,7 +56,7 @@ all taps get the same update and the filter degenerates to an integral action on
 FIR filter, and a static gap offset at rest winds it up).  The deviations ``b - b_home`` carry only the
 motion: at rest nothing is output or adapted, the output is a linear filter of the motion, and the taps
 carry the shape of the motion with the older taps smaller (as described for Fig. 7.7a).
-``regressor='absolute'`` is kept for comparison; test/test_core_aff.py checks both properties.  In the
+``regressor='absolute'`` is kept for comparison; test/core/learning/test_core_aff.py checks both properties.  In the
 twin the absolute (integral-action) version tracks better at equal mu, with the same stability limit
 (docs/aff.md, "Results").
 

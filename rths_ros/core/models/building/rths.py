@@ -19,7 +19,7 @@ stewart_platform       :class:`BuildingPlatform`              ``y1_k`` (Interfac
 ====================== ====================================== ==============================================
 
 This is the timing of :func:`rths_ros.core.models.building.benchmark.run_benchmark` ("Timing of one sample k" in its module doc),
-so a lockstep graph run reproduces the in-process core run bit for bit (``test/test_benchmark_graph.py``).
+so a lockstep graph run reproduces the in-process core run bit for bit (``test/graph/test_benchmark_graph.py``).
 
 Message mapping (the loop messages keep their types; the benchmark uses element 0 of the 6-vectors):
 

@@ -25,7 +25,7 @@ from rths_ros.core.platform.stewart import StewartKinematics
 from rths_ros.core.sysid.legs import load_plant_config
 from rths_ros.runner import run_scenario
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # seed 000 Table 4.1: k_i w_c,i [m/(A s^2)] and w_c,i [rad/s]
 TABLE_4_1_NUM = (1011.0, 1053.1, 1123.5, 780.9, 988.1, 1070.9)

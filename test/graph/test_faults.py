@@ -14,7 +14,7 @@ from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_nan_wrench_aborts_with_the_reason_and_keeps_the_bag(tmp_path):

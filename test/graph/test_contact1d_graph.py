@@ -17,7 +17,7 @@ def graph_run(tmp_path_factory):
     import sys
     from pathlib import Path
     out = tmp_path_factory.mktemp("contact") / "run"
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out)],
                        capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -15,7 +15,7 @@ from rths_ros.analysis import face
 from rths_ros.params import ParameterError
 
 DT = 1e-3
-SWEEPS = Path(__file__).resolve().parents[1] / "config" / "sweeps"
+SWEEPS = Path(__file__).resolve().parents[2] / "config" / "sweeps"
 
 
 class Synthetic:

@@ -17,7 +17,7 @@ from rths_ros.app import scenario as scn
 from rths_ros.bag import read_bag
 from rths_ros.runner import node_pids, wait_until_running
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_frozen_recorder_loses_nothing(tmp_path):

@@ -22,7 +22,7 @@ from rths_ros.analysis.face.outputs import _load_record
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SWEEPS = ROOT / "config" / "sweeps"
 
 

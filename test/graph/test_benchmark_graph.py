@@ -22,7 +22,7 @@ from rths_ros.core.models.building.criteria import CRITERIA
 from rths_ros.core.models.building.rths import BUILDING_KEYS, core_params
 from rths_ros.core.models.building.tracking_controller import TrackingController
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 DURATION = 6.0
 SET = ["--set", f"loop.duration_s={DURATION}"]

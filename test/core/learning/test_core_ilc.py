@@ -212,7 +212,7 @@ def test_divergence_rule():
 
 # ----------------------------------------------------------------------------------------------
 # closed loop: the series themselves (f_Q = 2 Hz converges, 12 Hz diverges and is stopped) are tested on
-# the virtual run in test/test_controllers_rths.py; here the two injection levels are shown equivalent.
+# the virtual run in test/app/test_controllers_rths.py; here the two injection levels are shown equivalent.
 
 def test_position_injection_equals_velocity_injection_in_closed_loop():
     """K_Pp (b + f/K_Pp - b') = K_Pp (b - b') + f: a two-trial series with either injection gives the same

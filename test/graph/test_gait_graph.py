@@ -16,7 +16,7 @@ from rths_ros.app.vrths import run_virtual
 from rths_ros.core.models.gait import vpp, vpp_ic, vpp_params
 from rths_ros.core.models.gait.rths import FALL_EVENT, GaitNumerical
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(*args, timeout=300):

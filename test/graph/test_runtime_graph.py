@@ -16,7 +16,7 @@ from rths_ros.app import scenario as scn
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.runner import node_pids, run_scenario, wait_until_running
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _pids_with(marker: str) -> list[int]:

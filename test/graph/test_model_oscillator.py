@@ -58,7 +58,7 @@ def test_the_table_line_is_all_the_scenario_needs():
 @pytest.fixture(scope="module")
 def graph_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("oscillator") / "run"
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     cmd = [sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out)]
     for s in SETS:
         cmd += ["--set", s]
