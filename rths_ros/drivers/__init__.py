@@ -4,8 +4,11 @@
   shared by the UDP clients;
 * :mod:`.ati_netft` / :mod:`.ati_netft_emulator` - ATI Net F/T Raw Data Transfer (RDT) client and a
   protocol emulator for tests;
-* :mod:`.platform_link` / :mod:`.platform_emulator` - the binary UDP link to the Stewart platform's own
-  controller and an emulator that serves the digital twin over it.
+* :mod:`.platform_link` - the binary UDP link to the Stewart platform's own controller (its emulator serves the
+  digital twin, so it sits in :mod:`rths_ros.app.emulated_rig`);
+* :mod:`.hardware` - the hardware path's settings (scenario section ``hardware``).
+
+Drivers import nothing of the package but :mod:`rths_ros.params` (the contracts of .importlinter).
 
 The wire formats are documented in docs/protocols.md.
 """

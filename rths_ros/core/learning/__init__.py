@@ -1,0 +1,1 @@
+"""Learning feedforward: iterative learning control (ilc) and adaptive feedforward filters (aff)."""
