@@ -137,7 +137,7 @@ def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray | None:
     """The model's reference solution z^r over ``n_rows`` samples (rths_ros.core.models.registry), or None when the
     model has none (then the reference error is not reported)."""
     ref = MODELS[scenario.numerical.model].reference
-    return None if ref is None else ref(scenario.numerical, n_rows, scenario.loop.dt_s)
+    return None if ref is None else ref(scenario.numerical, n_rows, scenario.loop.dt_s)["z"]
 
 
 def _g(v) -> str:

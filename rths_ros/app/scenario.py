@@ -277,16 +277,23 @@ def apply_overrides(data: dict, overrides: list[str] | tuple[str, ...]) -> dict:
     data = copy.deepcopy(data)
     for text in overrides or ():
         path, value = parse_override(text)
-        node = data
-        for i, part in enumerate(path[:-1]):
-            nxt = node.get(part)
-            if nxt is None:
-                nxt = node[part] = {}
-            if not isinstance(nxt, dict):
-                raise ParameterError(f"--set {'.'.join(path)}: {'.'.join(path[:i + 1])} is not a section")
-            node = nxt
-        node[path[-1]] = value
+        set_dotted(data, ".".join(path), value, what="--set ")
     return data
+
+
+def set_dotted(data: dict, key: str, value: Any, what: str = "") -> None:
+    """``data[a][b][c] = value`` for the key ``a.b.c``, creating missing sections; a value on the way that is no
+    section raises ParameterError naming ``what`` + the key."""
+    path = key.split(".")
+    node = data
+    for i, part in enumerate(path[:-1]):
+        nxt = node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        if not isinstance(nxt, dict):
+            raise ParameterError(f"{what}{key}: {'.'.join(path[:i + 1])} is not a section")
+        node = nxt
+    node[path[-1]] = value
 
 
 class _ScenarioLoader(yaml.SafeLoader):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -19,19 +18,6 @@ from rths_ros.analysis.face.spec import SweepSpec
 from rths_ros.core.models.building.tracking_controller import TrackingController
 from rths_ros.core.models.registry import MODELS
 from rths_ros.params import ParameterError
-
-
-def _set_dotted(data: dict, key: str, value: Any) -> None:
-    node = data
-    parts = key.split(".")
-    for part in parts[:-1]:
-        nxt = node.get(part)
-        if nxt is None:
-            nxt = node[part] = {}
-        if not isinstance(nxt, dict):
-            raise ParameterError(f"{key}: {part} is not a section")
-        node = nxt
-    node[parts[-1]] = value
 
 
 def point_tag(point: Mapping) -> str:
@@ -63,10 +49,10 @@ class ScenarioPointRunner:
             raise ParameterError("out_dir: required for backend = graph")
         self.data = scn.load_data(scenario)
         for k, v in (overrides or {}).items():
-            _set_dotted(self.data, k, v)
+            scn.set_dotted(self.data, k, v)
         if backend == "graph":
-            _set_dotted(self.data, "loop.mode", "lockstep")
-            _set_dotted(self.data, "recording.enabled", True)
+            scn.set_dotted(self.data, "loop.mode", "lockstep")
+            scn.set_dotted(self.data, "recording.enabled", True)
         self.backend = backend
         self.out_dir = Path(out_dir).resolve() if out_dir is not None else None
         self.scenario(None)             # validate now
@@ -77,7 +63,7 @@ class ScenarioPointRunner:
         from rths_ros.app import scenario as scn
         data = copy.deepcopy(self.data)
         for k, v in (point or {}).items():
-            _set_dotted(data, k, v)
+            scn.set_dotted(data, k, v)
         return scn.from_data(data)
 
     def __call__(self, point: Mapping) -> dict:
@@ -123,9 +109,10 @@ class ScenarioPointRunner:
             raise ParameterError(f"reference.source: 'runner' is not allowed for numerical.model = "
                                  f"{s.numerical.model!r}; the model has no reference solution")
         dt = s.loop.dt_s
-        z = np.array(ref(s.numerical, s.steps + 1, dt), dtype=float)
+        r = ref(s.numerical, s.steps + 1, dt)
+        z = np.array(r["z"], dtype=float)
         return {"t": np.arange(z.size) * dt, "z_cmd": z, "z_ach": z.copy(),
-                "contact": np.array(ref["contact"], dtype=float)[: z.size], "dt": dt}
+                "contact": np.array(r["contact"], dtype=float)[: z.size], "dt": dt}
 
 
 class DelayedCommandController(TrackingController):

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from rths_ros.core.models import building, contact1d, gait, oscillator
 from rths_ros.core.models.base import NumericalModel
 
@@ -27,15 +25,16 @@ FAMILIES = ("interface_1d", "gait", "building")
 @dataclass(frozen=True)
 class ModelEntry:
     """One numerical model: its family, its builder ``(scenario.numerical, loop.dt_s) -> NumericalModel``, a
-    one-line description, optionally its reference solution ``(scenario.numerical, n_rows, dt_s) -> z^r`` (the
-    interface motion of the ideal coupled system; None: the analysis reports no reference error) and optionally
+    one-line description, optionally its reference solution ``(scenario.numerical, n_rows, dt_s) -> {"z": z^r,
+    "contact": gate}`` (the interface motion of the ideal coupled system and its contact state, arrays of n_rows;
+    None: the analysis reports no reference error) and optionally
     its own parameter section ``numerical.<section>`` of dataclass ``params``.  ``qualification``: the transfer-system
     qualification on the twin (``rths qualify``, rths_ros.analysis.twin_qualification) supports the model."""
 
     family: str
     build: Callable[[Any, float], NumericalModel]
     doc: str
-    reference: Callable[[Any, int, float], np.ndarray] | None = None
+    reference: Callable[[Any, int, float], dict] | None = None
     section: str = ""
     params: type | None = None
     qualification: bool = False

@@ -34,10 +34,14 @@ def build_independent(numerical, dt_s: float) -> OneDofModel:
     return OneDofModel(IndependentMSD(numerical.contact_1d, numerical.independent, dt_s))
 
 
-def reference(numerical, n_rows: int, dt_s: float) -> np.ndarray:
-    """The reference solution ``z^r`` (thesis §4.4) over ``n_rows`` samples (held after its end)."""
+def reference(numerical, n_rows: int, dt_s: float) -> dict:
+    """The reference solution (thesis §4.4) over ``n_rows`` samples (held after its end): ``z`` (z^r) and
+    ``contact`` (the gate state at each sample)."""
     ref = reference_solution(numerical.contact_1d, t_end_s=(n_rows - 1) * dt_s)
-    z = np.asarray(ref["z"], dtype=float)
-    if z.size < n_rows:
-        z = np.concatenate([z, np.full(n_rows - z.size, z[-1])])
-    return z[:n_rows]
+    out = {}
+    for key in ("z", "contact"):
+        v = np.asarray(ref[key], dtype=float)
+        if v.size < n_rows:
+            v = np.concatenate([v, np.full(n_rows - v.size, v[-1])])
+        out[key] = v[:n_rows]
+    return out
