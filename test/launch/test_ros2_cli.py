@@ -54,10 +54,11 @@ pytestmark = pytest.mark.timeout(300)
 
 SCENARIO = "contact_1d"
 RUN_NODES = ("recorder", "supervisor", "numerical_substructure", "stewart_platform", "ft_sensor", "sim_plant")
-# simulated time of the run.  Lockstep steps it at 300-1000 steps/s here (8-25 s of wall time): long
-# enough for the `ros2 lifecycle get` after the activation (5-7 s with --no-daemon discovery), which has
-# to see the plant before the run is over, and for several readings of `ros2 topic hz` (one a second)
-DURATION_S = 8.0
+# simulated time of the run.  Lockstep steps it at 300-1000 steps/s here (16-55 s of wall time): long
+# enough for the end of the `ros2 lifecycle set ... activate` call and the `ros2 lifecycle get` after it
+# (3-6 s each with --no-daemon discovery on a loaded machine; at 8 s the run was once over before the get),
+# which has to see the plant before the run is over, and for several readings of `ros2 topic hz`
+DURATION_S = 16.0
 # the plant waits for `ros2 lifecycle set`; the supervisor's wait for READY (default 60 s) must outlast
 # the introspection before the activation, also on a slow machine
 OVERRIDES = ("realtime.lifecycle_autostart=false", f"loop.duration_s={DURATION_S}", "loop.start_timeout_s=240")
