@@ -109,7 +109,7 @@ def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
 def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
     """Per-step cost of each core object on a recorded trajectory of the scenario (virtual run)."""
     from rths_ros.app.vrths import run_virtual
-    if factory.family(s) == "gait":
+    if s.numerical.family == "gait":
         return bench_core_gait(s, n)
     rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
     m = min(n, rec["k"].size - 1)

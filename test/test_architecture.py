@@ -95,3 +95,20 @@ def test_nodes_and_analysis_never_test_the_model_kind():
                     hits.append(f"{p.relative_to(ROOT)}:{i}: {line.strip()}")
     assert hits == []
     assert MODEL_KIND_TEST.search('if s.numerical.model == "vpp":')       # the pattern finds such a test
+
+
+def test_every_model_family_is_served_everywhere():
+    """A model's family is one of FAMILIES, and each family has its parts (factory), its analysis and its trial
+    loop in the virtual run: a new family cannot be half wired."""
+    from rths_ros.analysis.run_analysis import BAG_ANALYZERS
+    from rths_ros.app import scenario as scn
+    from rths_ros.app.factory import FAMILY_PARTS
+    from rths_ros.app.vrths import VirtualRun
+    from rths_ros.core.models.registry import FAMILIES, MODELS
+    assert {e.family for e in MODELS.values()} <= set(FAMILIES)
+    assert set(FAMILY_PARTS) == set(FAMILIES) == set(BAG_ANALYZERS)
+    # a scenario of each model: its family's shipped scenario, or contact_1d with numerical.model set
+    shipped = {"building": "benchmark_building", "gait": "gait_vpp"}
+    for model, e in MODELS.items():
+        s = scn.load(shipped[e.family]) if e.family in shipped else scn.load("contact_1d", [f"numerical.model={model}"])
+        assert VirtualRun(s).family == e.family

@@ -27,15 +27,10 @@ from rths_ros.core.platform.interface import InterfaceMap
 from rths_ros.core.platform.paths import ForcePath, InterfacePath, PlatformPath, ScalarForcePath
 from rths_ros.core.platform.stewart import StewartKinematics
 
-__all__ = ["FAMILY_PARTS", "FamilyParts", "family", "build_numerical", "build_platform_path", "build_force_path",
+__all__ = ["FAMILY_PARTS", "FamilyParts", "build_numerical", "build_platform_path", "build_force_path",
            "build_plant", "build_home_twin", "plant_seed", "start_lengths", "build_force_blend", "build_platform",
            "build_force_processor", "build_gait_platform", "gait_start_lengths", "build_passivity", "build_aff",
            "apply_position_feedforward"]
-
-
-def family(s: Scenario) -> str:
-    """The family of the scenario's numerical model: interface_1d, gait or building."""
-    return MODELS[s.numerical.model].family
 
 
 def build_numerical(s: Scenario) -> NumericalModel:
@@ -152,17 +147,17 @@ FAMILY_PARTS: dict[str, FamilyParts] = {
 
 def build_platform_path(s: Scenario) -> PlatformPath:
     """The stewart_platform node's path of the scenario's model family."""
-    return FAMILY_PARTS[family(s)].platform(s)
+    return FAMILY_PARTS[s.numerical.family].platform(s)
 
 
 def build_force_path(s: Scenario) -> ForcePath:
     """The ft_sensor node's path of the scenario's model family."""
-    return FAMILY_PARTS[family(s)].force(s)
+    return FAMILY_PARTS[s.numerical.family].force(s)
 
 
 def build_plant(s: Scenario):
     """The simulated plant (digital twin) of the scenario's model family."""
-    return FAMILY_PARTS[family(s)].plant(s)
+    return FAMILY_PARTS[s.numerical.family].plant(s)
 
 
 def build_home_twin(s: Scenario) -> SimPlant:
@@ -173,7 +168,7 @@ def build_home_twin(s: Scenario) -> SimPlant:
 def plant_seed(s: Scenario, trial: int = 0) -> int:
     """The plant's noise seed for a trial: loop.seed, sim_plant.noise_seed and the trial index combined
     (every trial has its own noise, and the same run always the same); the building benchmark has its own."""
-    return FAMILY_PARTS[family(s)].seed(s, trial)
+    return FAMILY_PARTS[s.numerical.family].seed(s, trial)
 
 
 def start_lengths(s: Scenario) -> np.ndarray:

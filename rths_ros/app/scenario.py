@@ -29,7 +29,7 @@ from rths_ros.core.models.contact1d.independent import IndependentContact1DParam
 from rths_ros.core.models.contact1d.model import Contact1DParams
 from rths_ros.core.models.gait.rths import GaitCommandParams, GaitPlatformParams
 from rths_ros.core.models.gait.vpp_params import VppParams
-from rths_ros.core.models.registry import MODELS
+from rths_ros.core.models.registry import MODELS, family_of
 from rths_ros.core.numerics.newmark import NewmarkParams
 from rths_ros.core.plant.sim_plant import SimPlantParams
 from rths_ros.core.platform.commander import PlatformCommanderParams
@@ -126,7 +126,7 @@ class _NumericalSections:
     @property
     def family(self) -> str:
         """The model's family (rths_ros.core.models.registry): interface_1d, gait or building."""
-        return MODELS[self.model].family
+        return family_of(self.model)
 
     def validate(self) -> None:
         if self.force_blend.enabled and self.family != "interface_1d":

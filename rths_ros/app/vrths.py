@@ -72,7 +72,7 @@ class VirtualRun:
 
     def __init__(self, s: Scenario):
         self.s = s
-        self.family = factory.family(s)
+        self.family = s.numerical.family
         # the same objects the nodes build: model, platform path, force path, plant (rths_ros.app.factory)
         self.numerical = factory.build_numerical(s)
         self.platform = factory.build_platform_path(s)
