@@ -1,7 +1,7 @@
 """The ``rths`` command: run scenarios, analyse bags, analytic tools.
 
     rths run SCENARIO [--set key=value ...] [--out DIR] [--mode lockstep|realtime] [--composed]
-    rths analyze RUN_DIR_OR_BAG [--out DIR]
+    rths analyze RUN_DIR_OR_BAG [--out DIR] [--partial]   exit 3 for a run that did not complete, unless --partial
     rths analyze --gait RUN_DIR [RUN_DIR ...] [--out DIR]   gait metrics; several runs: reproducibility overlay
     rths vrths SCENARIO [--set ...] [--out DIR]      in-process virtual run (no ROS), same core objects
     rths margin SCENARIO [--set ...]                 phase margin / critical delay of the contact phase
@@ -59,8 +59,9 @@ def cmd_run(a) -> int:
                   "or pass --force to run it anyway", file=sys.stderr)
             return 2
     out = Path(a.out) if a.out else _default_out(s.name)
-    from rths_ros.launch_support import refuse_recorded_run
-    refuse_recorded_run(out, "--out")
+    from rths_ros.launch_support import check_node_set, refuse_recorded_run
+    check_node_set(s)
+    refuse_recorded_run(out, "--out", overwrite=a.overwrite)
     if s.loop.mode == "realtime" and not a.composed:
         print("rths run: note: in realtime mode each inter-process hop costs ~0.4 ms; with separate processes "
               "the loop rarely closes within one step (docs/performance.md). --composed keeps the fast path in "
@@ -75,8 +76,8 @@ def cmd_run(a) -> int:
     analyze = s.recording.enabled and not a.no_analyze and "recorder" in s.run_nodes and (out / "bag").exists()
     if res.code != 0:
         print(f"rths run: FAILED: {res.message}", file=sys.stderr)
-        if analyze:  # keep what was recorded: metrics and plots of the run up to the failure
-            _analyze(out / "bag", out)
+        if analyze:  # keep what was recorded: metrics and plots of the run up to the failure (status in them)
+            _analyze(out / "bag", out, partial=True)
         return res.code
     print(f"run finished in {res.wall_s:.1f} s (ROS domain {res.domain_id})")
     if analyze:
@@ -84,7 +85,14 @@ def cmd_run(a) -> int:
     return 0
 
 
-def _analyze(bag: Path, out: Path) -> int:
+#: ``rths analyze`` of a run that did not complete (aborted, interrupted, incomplete) without --partial
+EXIT_PARTIAL = 3
+
+
+def _analyze(bag: Path, out: Path, partial: bool = False) -> int:
+    """Metrics, report and plots of the run in ``bag``.  0 for a completed run; a run that did not complete is
+    analysed over its recorded steps (the status is in metrics.json and the report) and gives EXIT_PARTIAL unless
+    ``partial``; a bag without loop data is an error and writes no metrics."""
     from rths_ros.analysis.run_analysis import analyze_bag
     try:
         summary = analyze_bag(bag, out)
@@ -93,6 +101,11 @@ def _analyze(bag: Path, out: Path) -> int:
         return 1
     for line in summary.get("lines", []):
         print(line)
+    status = (summary.get("metrics") or {}).get("status", "completed")
+    if status != "completed" and not partial:
+        print(f"rths analyze: the run is {status}: the metrics cover the recorded steps only; pass --partial to "
+              "accept partial results (exit 0)", file=sys.stderr)
+        return EXIT_PARTIAL
     return 0
 
 
@@ -139,7 +152,7 @@ def cmd_analyze(a) -> int:
         info = recover(bag)
         print(f"rths analyze: {bag} was not closed by its writer; recovered {info['messages']} messages from "
               f"{info['chunks']} complete chunks (the cut-off file is kept as *.mcap.partial)")
-    return _analyze(bag, out)
+    return _analyze(bag, out, a.partial)
 
 
 def cmd_vrths(a) -> int:
@@ -263,7 +276,9 @@ def cmd_bench(a) -> int:
 
 
 def cmd_check(a) -> int:
+    from rths_ros.launch_support import check_node_set
     s = scn.load(a.scenario, a.set)
+    check_node_set(s)
     print(scn.dump(s), end="")
     print(f"# ok: {s.name} is valid ({s.steps} steps per trial)", file=sys.stderr)
     return 0
@@ -460,7 +475,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     r = sub.add_parser("run", help="run a scenario through the ROS graph (bag, metrics, plots)")
     _scenario_args(r)
-    r.add_argument("--out", help="run directory (default runs/NAME-TIME)")
+    r.add_argument("--out", help="run directory (default runs/NAME-TIME); an existing run folder is refused")
+    r.add_argument("--overwrite", action="store_true", help="replace the earlier run in --out (only a run folder)")
     r.add_argument("--mode", choices=("lockstep", "realtime"), help="clock mode (overrides loop.mode)")
     r.add_argument("--plant", choices=("sim", "hardware"), help="simulated plant or hardware drivers")
     r.add_argument("--composed", action="store_true", help="all nodes in one process")
@@ -472,6 +488,8 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--gait", action="store_true", help="gait metrics of a prosthetic-foot run; with several runs "
                     "also the reproducibility overlay")
     an.add_argument("--out", help="where to write metrics.json, report.md and plots")
+    an.add_argument("--partial", action="store_true", help="accept a run that did not complete (aborted, "
+                    f"interrupted, incomplete): exit 0 instead of {EXIT_PARTIAL}; the status is in the outputs either way")
     an.set_defaults(func=cmd_analyze)
     v = sub.add_parser("vrths", help="in-process virtual run of a scenario (no ROS)")
     _scenario_args(v)
@@ -569,6 +587,8 @@ def build_parser() -> argparse.ArgumentParser:
     qu.add_argument("--no-tune", action="store_true", help="skip the in-loop tuning of the TDC model and the "
                     "prediction horizon")
     qu.set_defaults(func=cmd_qualify)
+    from rths_ros.stress import add_parser as add_stress_parser  # rths stress (rths_ros/stress.py)
+    add_stress_parser(sub)
     li = sub.add_parser("list", help="list the scenarios")
     li.set_defaults(func=cmd_list)
     return p

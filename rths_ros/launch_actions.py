@@ -37,7 +37,6 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from rths_ros.app import scenario as scn
-from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.launch_support import (
     LAUNCH_ARGUMENTS,
     PLANT_SIDE_NODES,
@@ -47,6 +46,7 @@ from rths_ros.launch_support import (
     load_for_launch,
     node_env_overrides,
     node_specs,
+    orderly_stop_s,
     parse_bool,
     parse_overrides,
     prepare_run_dir,
@@ -72,12 +72,16 @@ def _get(context, key: str) -> str:
     return LaunchConfiguration(key).perform(context)
 
 
-def node_action(spec: NodeSpec, env: dict[str, str]) -> Node:
+def node_action(spec: NodeSpec, env: dict[str, str], scenario: scn.Scenario) -> Node:
     """A launch_ros Node for one process.  A single node is started under its own name; a composed process
-    holds several nodes, so it gets no name remapping (that would rename all of them)."""
+    holds several nodes, so it gets no name remapping (that would rename all of them).
+
+    Shutdown of the launch (Ctrl-C) sends each node SIGINT: the run aborts as "interrupted", the plant ramps to
+    its safe pose and every node ends by itself.  The launch escalates to SIGTERM only after the time that
+    takes (:func:`~rths_ros.launch_support.orderly_stop_s`), not launch's default 5 s."""
     kw = {"name": spec.name} if len(spec.nodes) == 1 else {}
     return Node(package="rths_ros", executable=spec.executable, arguments=list(spec.arguments),
-                output="screen", additional_env=env, **kw)
+                output="screen", additional_env=env, sigterm_timeout=f"{orderly_stop_s(scenario):.1f}", **kw)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,10 +103,10 @@ def run_actions(context, plant_launch_file: str) -> list:
                                  f"-> {out}")]
     if composed:
         specs = process_specs(scenario_path, nodes, out, composed=True)
-        actions += [node_action(sp, env) for sp in specs]
+        actions += [node_action(sp, env, s) for sp in specs]
     else:
         specs = process_specs(scenario_path, nodes, out)
-        actions += [node_action(sp, env) for sp in specs if sp.name not in PLANT_SIDE_NODES]
+        actions += [node_action(sp, env, s) for sp in specs if sp.name not in PLANT_SIDE_NODES]
         if any(sp.name in PLANT_SIDE_NODES for sp in specs):
             actions.append(IncludeLaunchDescription(
                 PythonLaunchDescriptionSource(plant_launch_file),
@@ -124,7 +128,7 @@ def plant_actions(context) -> list:
     env = node_env_overrides()
     chosen = [sp for sp in specs if sp.name in PLANT_SIDE_NODES]
     return [LogInfo(msg=f"rths: plant side ({s.plant}): {', '.join(sp.name for sp in chosen)}")] + \
-        [node_action(sp, env) for sp in chosen]
+        [node_action(sp, env, s) for sp in chosen]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,7 +145,7 @@ class RunWatch:
         self.t0 = time.monotonic()
         self.sup = "supervisor" if "supervisor" in processes else ("composed" if "composed" in processes else None)
         sp = scenario.safety
-        self.drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario.safety)
+        self.drain_s = orderly_stop_s(scenario)
         self.stuck_s = self.drain_s + 4.0 * sp.watchdog_s + 10.0
         self.limit_s = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         self.draining = False

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rths_ros.app import scenario as scn
+from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.params import ParameterError
 from rths_ros.resources import config_dir
 
@@ -85,12 +86,56 @@ def load_for_launch(scenario: str, plant: str = "", mode: str = "", overrides: t
     if mode and mode not in ("lockstep", "realtime"):
         raise ParameterError(f"mode: {mode!r} is not allowed; expected lockstep or realtime")
     s = scn.load(scenario, extra, mode or None, plant or None)
+    check_node_set(s)
     if s.plant == "hardware":
         missing = [n for n in s.run_nodes if n in HARDWARE_NODES and not HARDWARE_NODES[n]]
         if missing:
             raise scn.ParameterError(f"plant: 'hardware' is not available yet for {', '.join(missing)}; "
                                      "expected 'sim'")
     return s
+
+
+#: nodes that start, sequence and end every run (the supervisor sends START and STOP; a beat node sets the steps)
+BEAT_NODES = ("sim_plant", "hardware_plant", "smoke_talker")
+
+
+def check_node_set(s: scn.Scenario) -> None:
+    """Refuse at start a node set that cannot run, naming what is missing.
+
+    Every run needs the supervisor (it starts and ends the run) and a node that sets the steps (the plant, or
+    the smoke talker).  Every loop topic a started node reads needs its producer started as well (from the
+    topic table, :data:`rths_ros.runtime.topics.TOPICS`); the controllers' outputs (passivity, ILC, AFF) are
+    optional inputs.  What a missing producer itself needs is named too, so one error lists the whole gap."""
+    from rths_ros.runtime.topics import TOPICS
+    running = set(s.run_nodes)
+    optional = set(scn.CONTROLLER_NODES.values())
+    smoke = any(n.startswith("smoke_") for n in running)
+    missing: dict[str, str] = {}
+    if "supervisor" not in running:
+        missing["supervisor"] = "every run needs it: it sends START and STOP"
+    if not running & set(BEAT_NODES):
+        plant = "hardware_plant" if s.plant == "hardware" else ("smoke_talker" if smoke else "sim_plant")
+        missing[plant] = "every run needs the node that sets the steps"
+    todo = sorted(running | set(missing))
+    while todo:
+        node = todo.pop(0)
+        for t in TOPICS:
+            if t.kind != "control" or node not in t.consumers or not t.producers:
+                continue
+            if set(t.producers) & (running | set(missing)) or set(t.producers) <= optional:
+                continue
+            cands = [p for p in t.producers if p.startswith("smoke_") == smoke] or list(t.producers)
+            if s.plant == "hardware" and "hardware_plant" in cands:
+                cands = ["hardware_plant"]
+            elif "sim_plant" in cands:
+                cands = ["sim_plant"]
+            producer = cands[0]
+            missing[producer] = f"{node} reads {t.name}"
+            todo.append(producer)
+    if missing:
+        what = "; ".join(f"{n} ({why})" for n, why in missing.items())
+        raise ParameterError(f"nodes: {sorted(running)} cannot run: missing {what}. Add "
+                             f"{', '.join(missing)} to nodes")
 
 
 def process_groups(nodes: list[str] | tuple[str, ...], composed: bool) -> list[tuple[str, list[str]]]:
@@ -148,12 +193,46 @@ def default_out(name: str, root: Path | None = None) -> Path:
     return out
 
 
-def refuse_recorded_run(out: Path, option: str) -> None:
-    """A run directory that already holds a recorded run (a bag) is never written into again."""
-    out = Path(out)
-    if (out / "bag").exists():
-        raise ParameterError(f"out: {out.resolve()} already holds a recorded run (bag/); choose another {option}, "
-                             "or leave it out for a new timestamped folder under runs/")
+#: files and folders that mark a directory as a run folder (only those are ever cleared by --overwrite)
+RUN_FOLDER_MARKS = ("scenario.yaml", "bag", "events.json", "logs", "timing", "progress.json", "metrics.json")
+
+
+def refuse_recorded_run(out: Path, option: str, overwrite: bool = False, overwrite_option: str = "--overwrite") -> None:
+    """A run directory is never written into again: an existing ``out`` that is not an empty folder is refused at
+    start, naming the path and the choices (another ``option``, ``overwrite_option``, or a new timestamped folder).
+    With ``overwrite`` an earlier run folder is cleared first; a folder that holds no run is never cleared.  Every
+    problem is one line naming the path and the reason."""
+    out = Path(out).resolve()
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ParameterError(f"out: {out} exists and is not a folder; choose another {option}")
+    try:
+        entries = list(out.iterdir())
+    except OSError as exc:
+        raise ParameterError(f"out: cannot read {out}: {exc.strerror or exc}") from None
+    if not entries:
+        return
+    is_run = any((out / m).exists() for m in RUN_FOLDER_MARKS)
+    if not overwrite:
+        what = ("a recorded run (bag/)" if (out / "bag").exists() else "an earlier run") if is_run else "files"
+        choices = f"choose another {option}" + (f", pass {overwrite_option} to replace it" if is_run and
+                                                  overwrite_option else "")
+        raise ParameterError(f"out: {out} already holds {what}; {choices}, or leave {option} out for a new "
+                             "timestamped folder under runs/")
+    if not is_run:
+        raise ParameterError(f"out: {out} is not empty and holds no run (none of {', '.join(RUN_FOLDER_MARKS)}); "
+                             f"{overwrite_option} only replaces an earlier run folder")
+    import shutil
+    try:
+        for e in entries:
+            if e.is_dir() and not e.is_symlink():
+                shutil.rmtree(e)
+            else:
+                e.unlink()
+    except OSError as exc:
+        raise ParameterError(f"out: cannot clear {out} for {overwrite_option}: {exc.strerror or exc} "
+                             f"({getattr(exc, 'filename', '')})") from None
 
 
 def prepare_run_dir(scenario: scn.Scenario, out: Path, refuse_existing_bag: bool = False) -> Path:
@@ -161,7 +240,7 @@ def prepare_run_dir(scenario: scn.Scenario, out: Path, refuse_existing_bag: bool
     scenario the nodes load; returns the scenario file's path.  Path problems are one-line errors."""
     out = Path(out).resolve()
     if refuse_existing_bag:
-        refuse_recorded_run(out, "out:=")
+        refuse_recorded_run(out, "out:=", overwrite_option="")
     try:
         out.mkdir(parents=True, exist_ok=True)
         (out / "logs").mkdir(exist_ok=True)
@@ -172,6 +251,14 @@ def prepare_run_dir(scenario: scn.Scenario, out: Path, refuse_existing_bag: bool
     except OSError as exc:
         raise ParameterError(f"out: cannot use {out} as the run directory: {exc.strerror or exc}") from None
     return path
+
+
+def orderly_stop_s(scenario: scn.Scenario) -> float:
+    """How long an orderly stop may take: the ABORT reaching every node (``safety.watchdog_s``), the plant's ramp
+    to the safe pose and its hold (:func:`~rths_ros.core.platform.safety.safe_ramp_bound_s`), the bag closed and
+    the teardown (5 s).  ``rths run`` waits this long after a Ctrl-C or a failed node; a launch waits this long
+    before it escalates SIGINT to SIGTERM."""
+    return scenario.safety.watchdog_s + 5.0 + safe_ramp_bound_s(scenario.safety)
 
 
 def node_env_overrides(env: dict | None = None) -> dict[str, str]:
@@ -196,4 +283,5 @@ def analysis_command(out: Path) -> list[str]:
 
 __all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "HARDWARE_NODES", "node_specs", "process_specs",
            "process_groups", "load_for_launch", "prepare_run_dir", "default_out", "node_env_overrides",
-           "analysis_command", "parse_bool", "parse_overrides", "refuse_recorded_run"]
+           "analysis_command", "parse_bool", "parse_overrides", "refuse_recorded_run", "orderly_stop_s",
+           "check_node_set", "BEAT_NODES"]

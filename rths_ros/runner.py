@@ -26,8 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rths_ros.app import scenario as scn
-from rths_ros.core.platform.safety import safe_ramp_bound_s
-from rths_ros.launch_support import COMPOSED_EXECUTABLE, NodeSpec, node_env_overrides, prepare_run_dir, process_specs
+from rths_ros.app.run_status import INTERRUPTED, event_status, first_fault_of, read_events, write_events
+from rths_ros.launch_support import (
+    COMPOSED_EXECUTABLE,
+    NodeSpec,
+    node_env_overrides,
+    orderly_stop_s,
+    prepare_run_dir,
+    process_specs,
+)
 from rths_ros.nodes.registry import module_name
 from rths_ros.params import ParameterError
 from rths_ros.runtime.processes import node_pids
@@ -156,40 +163,56 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     logs = {}
     t0 = time.monotonic()
     result = RunResult(0, out, domain_id=lease.domain_id)
-    interrupted = {"sig": None}
+    interrupted = {"sig": None, "count": 0}
 
     def _on_signal(signum, _frame):
         interrupted["sig"] = signum
+        interrupted["count"] += 1
 
     import threading
     old = {}
     if threading.current_thread() is threading.main_thread():
         old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    sp = scenario.safety
+    drain_s = orderly_stop_s(scenario)
     try:
         for spec in specs:
             name, cmd = spec.name, node_command(spec)
             logs[name] = out / "logs" / f"{name}.log"
             fh = open(logs[name], "wb")
+            # each node in its own process group: a Ctrl-C in the terminal reaches the runner only, which
+            # hands exactly one SIGINT to every node (the orderly stop: ramp to the safe pose, then end)
             procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                           env=env, preexec_fn=_die_with_parent, cwd=str(out))
+                                           env=env, preexec_fn=_die_with_parent, cwd=str(out), process_group=0)
             fh.close()
         last_print = 0.0
         drain_until = None
-        sp = scenario.safety
-        drain_s = sp.watchdog_s + 5.0 + safe_ramp_bound_s(scenario.safety)
         limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         interactive = sys.stdout.isatty()
         sup = next((spec.name for spec in specs if "supervisor" in spec.nodes), None)
         sup_ended = None
+        forwarded = 0
         # after STOP a node flushes each of its publishers (up to safety.watchdog_s each) and tears down
         # (up to 5 s): a node still running well past that is stuck
         stuck_s = drain_s + 4.0 * sp.watchdog_s + 10.0
         while True:
-            if interrupted["sig"] is not None:
-                result.code = 130 if interrupted["sig"] == signal.SIGINT else 143
-                result.message = f"interrupted by {signal.Signals(interrupted['sig']).name}; all nodes stopped"
-                break
             codes = {n: p.poll() for n, p in procs.items()}
+            if interrupted["count"] > forwarded:
+                forwarded = interrupted["count"]
+                signame = signal.Signals(interrupted["sig"]).name
+                if forwarded == 1:
+                    log(f"\nrths run: {signame}: stopping the run; the platform ramps to its safe pose "
+                        f"(at most {drain_s:.0f} s; press Ctrl-C again to stop at once)")
+                    _signal_all(procs, signal.SIGINT)
+                    drain_until = time.monotonic() + drain_s
+                else:
+                    log(f"rths run: {signame} again: stopping every node now")
+                    break
+            if interrupted["sig"] is not None:
+                if all(c is not None for c in codes.values()) or time.monotonic() > drain_until:
+                    break
+                time.sleep(0.05)
+                continue
             failed = [n for n, c in codes.items() if c not in (None, 0)]
             if failed and drain_until is None:
                 # a node aborted (exit 3) or died: give the others time to see the abort, ramp the platform
@@ -197,7 +220,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 drain_until = time.monotonic() + drain_s
             if drain_until is not None and (all(c is not None for c in codes.values())
                                             or time.monotonic() > drain_until):
-                crashed = [n for n in failed if codes[n] != 3]
+                crashed = [n for n in failed if codes[n] not in (3,)]
                 name = (crashed or failed)[0]
                 result.code = 1
                 result.failed_node = name
@@ -242,17 +265,16 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         lease.close()
     result.exit_codes = {n: p.returncode for n, p in procs.items()}
     from rths_ros.bag import needs_recovery, recover
+    notes = []
     if needs_recovery(out / "bag"):     # the recorder did not close its bag (killed): keep what was flushed
         try:
             info = recover(out / "bag")
-            note = (f"bag recovered: {info['messages']} messages from {info['chunks']} complete chunks "
-                    "(the recorder did not close it)")
+            notes.append(f"bag recovered: {info['messages']} messages from {info['chunks']} complete chunks "
+                         "(the recorder did not close it)")
         except Exception as exc:
-            note = f"bag could not be recovered: {exc}"
-        result.message = (result.message + "\n" + note).strip()
-    aborts = run_aborts(out)
-    if aborts and result.code != 0:
-        result.message = f"run aborted: {aborts[0]}\n" + result.message
+            notes.append(f"bag could not be recovered: {exc}")
+    conclude_run(result, out, interrupted["sig"], logs, scenario.loop.trials)
+    result.message = "\n".join(m for m in [result.message, *notes] if m).strip()
     result.wall_s = time.monotonic() - t0
     return result
 
@@ -273,12 +295,65 @@ def wait_until_running(out: Path, timeout_s: float = 120.0, poll_s: float = 0.05
 
 
 def run_aborts(out: Path) -> list[str]:
-    try:
-        events = json.loads((out / "events.json").read_text())
-    except (OSError, ValueError):
-        return []
+    """The ABORT reasons of the run in ``out`` (events.json), each naming its node."""
+    events = read_events(out)["events"]
     return [e["reason"] if e["reason"].startswith(f"{e['source']}:") else f"{e['source']}: {e['reason']}"
             for e in events if e.get("type") == "ABORT"]
+
+
+def _signal_all(procs: dict[str, subprocess.Popen], sig: int) -> None:
+    for p in procs.values():
+        if p.poll() is None:
+            try:
+                p.send_signal(sig)
+            except ProcessLookupError:
+                pass
+
+
+def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, trials: int = 1) -> None:
+    """The run's status and first fault, into events.json and the result (code, message, failed node).
+
+    The first fault is the earliest ABORT (node, step, reason); a node that died without one (killed, a
+    crash) is named by its exit code.  An interrupted run says whether the platform reached its safe pose."""
+    rec = read_events(out)
+    events = rec["events"]
+    codes = result.exit_codes
+    fault = first_fault_of(events)
+    died = [n for n, c in codes.items() if c not in (None, 0, 3, 130, 143)]
+    if signum is None and died and (fault is None or not fault["reason"].startswith(INTERRUPTED)):
+        crash = died[0]
+        how = (f"killed by {signal.Signals(-codes[crash]).name}" if codes[crash] < 0
+               else f"exited with code {codes[crash]}")
+        if fault is None or fault["node"] not in died:
+            # the node itself sent no ABORT: it is the first fault; an ABORT by another node (the plant's process
+            # watch) is its consequence
+            fault = {"node": crash, "step": fault["step"] if fault else -1,
+                     "reason": f"process {how} (log: {logs.get(crash, '')})"}
+    if signum is not None:
+        status = "interrupted"
+        result.code = 130 if signum == signal.SIGINT else 143
+        safe = [e for e in events if e.get("type") == "SAFE"]
+        where = (f"the platform was ramped to its safe pose (SAFE from {safe[0]['source']} at step {safe[0]['step']})"
+                 if safe else "no SAFE event: the plant had not started or did not finish its ramp")
+        result.message = f"interrupted by {signal.Signals(signum).name}; {where}; every node stopped"
+    elif result.code == 0:
+        status = event_status(events, trials) if events else "incomplete"
+    else:
+        status = event_status(events, trials) if fault is not None else "aborted"
+        status = status if status in ("aborted", "interrupted") else "aborted"
+        if fault is None:   # the runner itself ended the run (time limit, a node stuck after the end)
+            fault = {"node": result.failed_node or "runner", "step": -1,
+                     "reason": result.message.splitlines()[0] if result.message else f"exit {result.code}"}
+    if fault is not None and result.code != 0:
+        result.failed_node = fault["node"] if fault["node"] in codes else result.failed_node
+        if signum is None:
+            where = f" (first fault, step {fault['step']})" if fault["step"] >= 0 else " (first fault)"
+            result.message = f"run {status}: {fault['node']}: {fault['reason']}{where}\n" + result.message
+    rec.update({"status": status, "first_fault": fault, "exit_codes": codes})
+    try:
+        write_events(out, rec)
+    except OSError:
+        pass
 
 
 __all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "ParameterError", "wait_until_running",

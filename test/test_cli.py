@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -40,3 +41,52 @@ def test_run_refuses_a_folder_that_holds_a_recorded_run(rths_cli, tmp_path):
     assert f"out: {out.resolve()} already holds a recorded run" in p.stderr and "--out" in p.stderr
     assert (out / "events.json").read_text() == "[]"           # nothing of the earlier run was touched
     assert not (out / "logs").exists()
+
+
+def test_run_refuses_any_earlier_run_folder_and_overwrite_replaces_it(rths_cli, tmp_path):
+    """An earlier run's folder without a bag (a run that failed at start) is refused just the same; --overwrite
+    replaces an earlier run, but never clears a folder that holds no run."""
+    out = tmp_path / "failed_at_start"
+    (out / "logs").mkdir(parents=True)
+    (out / "scenario.yaml").write_text("name: earlier\n")
+    (out / "logs" / "supervisor.log").write_text("earlier log\n")
+    p = rths_cli("run", "smoke", "--out", str(out))
+    assert p.returncode == 2
+    err = p.stderr.strip()
+    assert err == (f"rths run: error: out: {out.resolve()} already holds an earlier run; choose another --out, "
+                   "pass --overwrite to replace it, or leave --out out for a new timestamped folder under runs/"), err
+    assert (out / "logs" / "supervisor.log").read_text() == "earlier log\n"
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "thesis.tex").write_text("keep me")
+    p = rths_cli("run", "smoke", "--out", str(other), "--overwrite")
+    assert p.returncode == 2 and "holds no run" in p.stderr and (other / "thesis.tex").exists()
+    p = rths_cli("run", "smoke", "--out", str(out), "--overwrite", "--no-analyze", timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert not (out / "logs" / "supervisor.log").read_text().startswith("earlier")
+    assert (out / "bag").is_dir()
+
+
+@pytest.mark.parametrize("bad", ["file", "/proc/rths-not-here/run"])
+def test_run_out_path_errors_are_one_line(rths_cli, tmp_path, bad):
+    path = tmp_path / "a_file" if bad == "file" else Path(bad)
+    if bad == "file":
+        path.write_text("x")
+    p = rths_cli("run", "smoke", "--out", str(path))
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("nodes, missing", [
+    ("[recorder]", "missing supervisor"),
+    ("[recorder, supervisor, numerical_substructure, stewart_platform, ft_sensor]", "missing sim_plant"),
+    ("[supervisor, numerical_substructure, stewart_platform, sim_plant]", "missing ft_sensor (numerical_substructure "
+                                                                           "reads /rths/interface_force)"),
+])
+def test_an_incomplete_node_set_is_refused_at_start_naming_what_is_missing(rths_cli, tmp_path, nodes, missing):
+    p = rths_cli("check", "contact_1d", "--set", f"nodes={nodes}")
+    assert p.returncode == 2 and missing in p.stderr, p.stderr
+    p = rths_cli("run", "contact_1d", "--set", f"nodes={nodes}", "--out", str(tmp_path / "run"), timeout=60)
+    assert p.returncode == 2 and missing in p.stderr, p.stderr
+    assert not (tmp_path / "run").exists()

@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import fault_text
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.core.models.building.criteria import CONVENTIONS, CRITERIA, evaluate_record
 from rths_ros.core.models.building.rths import (
@@ -38,8 +40,6 @@ from rths_ros.core.models.building.rths import (
     plant_draw,
 )
 from rths_ros.core.models.registry import require_family
-
-EVENT_ABORT = 7
 
 CONVENTION_TEXT = {
     "paper": "paper convention: J1 = lag (ms) maximising the Pearson correlation of x_m(t) with y1(t - lag) over "
@@ -59,11 +59,11 @@ def building_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     s = scn.from_data(yaml.safe_load(text))
     require_family(s.numerical.model, "building", f"{bag}: scenario {s.name!r}")
     topics = read_bag(bag)
-    events = [m for _, m in topics.get("/rths/events", [])]
-    aborts = [e for e in events if e.type == EVENT_ABORT]
     forces = {int(m.step): m for _, m in topics.get("/rths/interface_force", [])}
+    if not forces:
+        raise no_loop_data(bag, topics, s, "no /rths/interface_force message")
     total = s.loop.trials * (s.steps + 1)
-    n = min((max(forces) + 1) if forces else 0, total)
+    n = min(max(forces) + 1, total)
     rec = empty_building_record(n)
     seen = np.zeros(n, dtype=bool)
     for k, m in forces.items():
@@ -92,8 +92,10 @@ def building_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     rec["trial"] = rec["k"] // trial_len
     rec["t"] = (rec["k"] % trial_len) * s.loop.dt_s
     rec["missing_force_samples"] = int((~seen).sum())
-    rec["aborted"] = bool(aborts)
-    rec["abort_reason"] = aborts[0].reason if aborts else ""
+    st = status_of_bag(bag, topics, s, n, {"force": rec["missing_force_samples"]})
+    rec["run_status"] = st
+    rec["aborted"] = st.status in ("aborted", "interrupted")
+    rec["abort_reason"] = fault_text(st.first_fault)
     return rec, s
 
 
@@ -157,11 +159,14 @@ def analyze_building(rec: dict, s: scn.Scenario, out: Path) -> dict:
             "max_abs_signal_difference": dev,
             "identical": bool(cj) and all(v == 0.0 for v in dev.values()),
         }
+    if rec.get("run_status") is not None:
+        apply_status(metrics, rec["run_status"])
     plots = plot_building(view, out)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=float))
     report = write_building_report(metrics, s, plots, out)
     Jc = metrics["J"]
-    lines = [f"metrics: {out / 'metrics.json'}", f"report : {report}",
+    lines = (status_lines(rec["run_status"]) if rec.get("run_status") is not None else []) + [
+             f"metrics: {out / 'metrics.json'}", f"report : {report}",
              f"plots  : {', '.join(p_.name for p_ in plots)}",
              f"J1-J9 ({conv} convention): " + "  ".join(f"{c}={Jc[c]:.4g}" if Jc[c] is not None else f"{c}=nan"
                                                        for c in CRITERIA)]
@@ -208,6 +213,8 @@ def write_building_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path
              f"Case {m['case']}, {m['earthquake']} x {m['ground_motion_scale']:g}, controller {m['controller']}, "
              f"plant {'nominal' if m['plant_seed'] < 0 else 'perturbed, seed ' + str(m['plant_seed'])}; "
              f"{m['steps']} steps of 1/4096 s ({m['duration_s']:.3f} s).", ""]
+    if m.get("run_status"):
+        lines += [f"**Run: {m['run_status']}.**", ""]
     if m["aborted"]:
         lines += [f"**ABORTED**: {m['abort_reason']}", ""]
     lines += [f"Criteria ({m['convention_text']}):", "",

@@ -31,13 +31,14 @@ import numpy as np
 import yaml
 
 from rths_ros.analysis.gait import GaitRecord, animate_stick_figure, gait_metrics, plot_gait, plot_reproducibility
+from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import fault_text
 from rths_ros.app.vrths import empty_gait_record
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.core.models.gait.rths import cop_of, replay_model
 from rths_ros.core.models.registry import require_family
 
-EVENT_ABORT = 7
 EVENT_DONE = 8
 
 #: seed 000 ch. 17 (RTHS with the 1C40 foot) and ch. 15 (human walking) values quoted in the report.  The thesis
@@ -89,11 +90,10 @@ def gait_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     s = scn.from_data(yaml.safe_load(text))
     require_family(s.numerical.model, "gait", f"{bag}: scenario {s.name!r}")
     topics = read_bag(bag)
-    events = [m for _, m in topics.get("/rths/events", [])]
-    aborts = [e for e in events if e.type == EVENT_ABORT]
     forces = {int(m.step): m for _, m in topics.get("/rths/interface_force", [])}
-    n = (max(forces) + 1) if forces else 0
-    n = min(n, s.steps + 1)
+    if not forces:
+        raise no_loop_data(bag, topics, s, "no /rths/interface_force message")
+    n = min(max(forces) + 1, s.steps + 1)
     rec = empty_gait_record(n)
     rec["t"] = rec["k"] * s.loop.dt_s
     seen = np.zeros(n, dtype=bool)
@@ -128,8 +128,10 @@ def gait_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
             rec["wrench"][k] = [f.x, f.y, f.z, t.x, t.y, t.z]
     rec["cop_x"] = cop_of(rec["measured"], s.platform.gait.interface.cop_min_force_n) if n else rec["cop_x"]
     rec["missing_force_samples"] = int((~seen).sum())
-    rec["aborted"] = bool(aborts)
-    rec["abort_reason"] = aborts[0].reason if aborts else ""
+    st = status_of_bag(bag, topics, s, n, {"force": rec["missing_force_samples"]})
+    rec["run_status"] = st
+    rec["aborted"] = st.status in ("aborted", "interrupted")
+    rec["abort_reason"] = fault_text(st.first_fault)
     return rec, s
 
 
@@ -228,14 +230,16 @@ def analyze_gait_record(rec: dict, s: scn.Scenario, out: Path, loop: dict | None
     m["vpp_sim"] = vpp_reference(s)
     if loop is not None:
         m["loop"] = loop
+    if rec.get("run_status") is not None:
+        apply_status(m, rec["run_status"])
     m = _clean(m)
     plots = plot_gait(g, out, vp.m_vpp_kg, vp.l0_l_m, vp.g_m_per_s2, prefix="gait")
     gif = animate_stick_figure(g, out / "gait_stick.gif", r_h_m=vp.r_h_m, r_vpp_m=vp.r_vpp_m)
     (out / "gait_metrics.json").write_text(json.dumps(m, indent=2))
     (out / "metrics.json").write_text(json.dumps(m, indent=2))
     report = write_gait_report(m, s, plots, gif, out)
-    lines = [f"metrics: {out / 'metrics.json'}", f"report : {report}",
-             f"plots  : {', '.join(p.name for p in plots)}, {gif.name}"]
+    lines = (status_lines(rec["run_status"]) if rec.get("run_status") is not None else []) + [
+        f"metrics: {out / 'metrics.json'}", f"report : {report}", f"plots  : {', '.join(p.name for p in plots)}, {gif.name}"]
     lines.append(_summary_line(m))
     return {"metrics": m, "lines": lines, "record": g}
 
@@ -363,7 +367,8 @@ def write_gait_report(m: dict, s: scn.Scenario, plots, gif: Path, out: Path) -> 
     pure = m.get("pure_vpp", {})
     basic = m.get("vpp_sim", {}) or {}
     lines = [f"# Gait run: {s.name}", "", s.description, "",
-             f"Steps: {m['steps']}; stride source: {m.get('stride_source')}; aborted: {m['aborted']}"
+             (f"**Run: {m['run_status']}.** " if m.get("run_status") else "")
+             + f"Steps: {m['steps']}; stride source: {m.get('stride_source')}; aborted: {m['aborted']}"
              + (f" ({m['abort_reason']})" if m["abort_reason"] else ""), "",
              "| quantity | this run | pure amputee VPP (linear foot, no actuator) | VPP simulation (basic model, periodic) | "
              "thesis (ch. 17 RTHS) |", "|---|---|---|---|---|"]

@@ -49,7 +49,11 @@ METRIC_INFO: dict[str, tuple[str, str]] = {
     "oscillation_growth_ratio": ("-", "late/early RMS of the band-passed tracking error in the contact phase"),
     "dominant_osc_freq_hz": ("Hz", "dominant frequency of the band-passed tracking error in the judged phase"),
     "dominant_error_freq_hz": ("Hz", "dominant frequency of the tracking error (Hann-windowed FFT, no DC)"),
-    "aborted": ("-", "run aborted by the supervisor"),
+    "aborted": ("-", "the run was aborted or interrupted"),
+    "status": ("-", "completed, aborted, interrupted or incomplete (docs/reliability.md)"),
+    "steps_expected": ("-", "rows a complete run records (all trials)"),
+    "steps_recorded": ("-", "rows recorded: step 0 to the last step with loop data"),
+    "missing_samples_total": ("-", "loop samples missing inside the record (held from the previous step)"),
     # run
     "n_steps": ("-", "synchronisation steps"),
     "dt_s": ("s", "synchronisation step dT"),
@@ -68,7 +72,8 @@ _SECTIONS = [
     ("Contact", ["touchdown_s", "liftoff_s", "n_contact_events", "peak_contact_force_n"]),
     ("Stability", ["stable", "oscillation_amplitude_m", "oscillation_threshold_m", "oscillation_growth_ratio",
                    "dominant_osc_freq_hz", "dominant_error_freq_hz", "aborted"]),
-    ("Run", ["n_steps", "dt_s", "duration_s", "origin_offset_m"]),
+    ("Run", ["status", "steps_expected", "steps_recorded", "missing_samples_total", "n_steps", "dt_s", "duration_s",
+             "origin_offset_m"]),
 ]
 _NOT_TABULATED = {"stability_reason", "normalisation", "normalisation_abs_origin", "loop", "stability_rule",
                   "contact_events_s", "trials"}
@@ -146,6 +151,10 @@ def write_report(metrics: Mapping[str, Any], scenario: Mapping[str, Any] | None,
     lines = [f"# RTHS run report: {_esc(name)}", ""]
     if scenario.get("description"):
         lines += [str(scenario["description"]), ""]
+    if metrics.get("status"):     # what happened to the run (completed, aborted, interrupted, incomplete)
+        lines += [f"**Run: {_esc(metrics.get('run_status', metrics['status']))}.**", ""]
+        if metrics["status"] != "completed":
+            lines += ["The measures below cover the recorded steps only; the run did not complete.", ""]
     lines += [f"**Verdict: {verdict}.** {_esc(metrics.get('stability_reason', ''))}", ""]
     lines += [f"Relative errors normalised by {metrics.get('normalisation', 'MAX|z|')}; "
               f"the `*_abs_origin` variants use {metrics.get('normalisation_abs_origin', 'the absolute height')} "

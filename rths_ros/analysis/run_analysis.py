@@ -11,13 +11,12 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import fault_text
 from rths_ros.app.vrths import empty_record, hold_last_index
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.core.models.registry import MODELS
-
-EVENT_ABORT = 7
-EVENT_DONE = 8
 
 
 def _xyz(v) -> list[float]:
@@ -31,13 +30,13 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
         raise ValueError(f"{bag}: no /rths/scenario message; was it recorded by rths_ros?")
     scenario = scn.from_data(yaml.safe_load(text))
     topics = read_bag(bag)
-    events = [m for _, m in topics.get("/rths/events", [])]
-    done = [int(e.step) for e in events if e.type == EVENT_DONE]
-    aborts = [e for e in events if e.type == EVENT_ABORT]
-    n = done[-1] if done else scenario.steps * scenario.loop.trials + scenario.loop.trials - 1
-    if aborts:   # the run ended early: keep the steps the numerical part still received a force for
-        forces = [int(m.step) for _, m in topics.get("/rths/interface_force", [])]
-        n = min(n, max(forces)) if forces else 0
+    # the record ends at the last step the numerical part received a force for (never beyond the scenario's
+    # last step: the plant's ramp to the safe pose after an abort keeps counting steps)
+    last = scenario.steps * scenario.loop.trials + scenario.loop.trials - 1
+    forces = [int(m.step) for _, m in topics.get("/rths/interface_force", [])]
+    if not forces or not topics.get("/rths/interface_state"):
+        raise no_loop_data(bag, topics, scenario, "no /rths/interface_force or /rths/interface_state message")
+    n = min(last, max(forces))
     rec = empty_record(n + 1)
     rec["t"] = rec["k"] * scenario.loop.dt_s
     seen = {key: np.zeros(n + 1, dtype=bool) for key in ("cmd", "state", "force", "legs", "wrench")}
@@ -102,9 +101,14 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
             idx[lo:lo + trial_len] = lo + hold_last_index(m)
         for f in fields:
             rec[f] = rec[f][idx]
-    rec["aborted"] = bool(aborts)
-    rec["abort_reason"] = aborts[0].reason if aborts else ""
     rec["missing_samples"] = missing
+    # measured channels only (the commanded legs and the wrench may legitimately be absent, e.g. smoke runs)
+    gaps = {k: missing[k] for k in ("cmd", "state", "force")}
+    rec["run_status"] = st = status_of_bag(bag, topics, scenario, n + 1, gaps)
+    # an abort (a fault) fails the stability verdict as before; an interrupted or incomplete run is judged on its
+    # recorded steps and then called "not judged" unless they show instability (analysis.status.apply_status)
+    rec["aborted"] = st.status == "aborted"
+    rec["abort_reason"] = fault_text(st.first_fault)
     loop = loop_stats(topics, scenario, n)
     return rec, scenario, loop
 
@@ -171,13 +175,16 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
     if n_trials > 1:
         metrics["trials"] = per_trial
     metrics["n_trials"] = n_trials
+    st = rec.get("run_status")
+    if st is not None:
+        apply_status(metrics, st)
     plots = plot_run(last, None if z_ref is None else z_ref[: last["k"].size], metrics, out)
     if n_trials > 1:
         from rths_ros.analysis.plots import plot_trials
         plots += plot_trials(rec, per_trial, trial_len, scenario.loop.dt_s, out)
     write_metrics_json(metrics, out / "metrics.json")
     report = write_report(metrics, scn.to_dict(scenario), plots, out)
-    lines = [
+    lines = (status_lines(st) if st is not None else []) + [
         f"metrics: {out / 'metrics.json'}",
         f"report : {report}",
         f"plots  : {', '.join(str(p.name) for p in plots)}",

@@ -17,6 +17,7 @@ import time
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from rths_ros.app.run_status import event_status, first_fault_of, write_events
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.runtime.node import EVENT_NAMES, RthsNode, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos
@@ -112,6 +113,9 @@ class Supervisor(RthsNode):
         elif msg.type == TestEvent.SAFE:
             self.safe_received = True
 
+    def progress_step(self) -> int:
+        return max(self.progress.values(), default=0)
+
     def on_stop(self) -> None:  # our own STOP: stay until the others had time to see it
         pass
 
@@ -150,9 +154,9 @@ class Supervisor(RthsNode):
                 self.finish(self.exit_code)
 
     def finalize(self) -> None:
-        if self.out_dir is not None:
-            import json
-            (self.out_dir / "events.json").write_text(json.dumps(self.events_log, indent=2))
+        if self.out_dir is not None:   # the runner adds the run's status (and a first fault it saw) at the end
+            write_events(self.out_dir, {"status": event_status(self.events_log, self.scenario.loop.trials),
+                                        "first_fault": first_fault_of(self.events_log), "events": self.events_log})
         super().finalize()
 
 

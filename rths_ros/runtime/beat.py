@@ -135,6 +135,9 @@ class BeatNode(RthsNode):
         self.get_logger().error(self.abort_reason)
         self.emit(TestEvent.ABORT, k, self.abort_reason)
 
+    def progress_step(self) -> int:
+        return int(self.k)
+
     def make_safe_ramp(self):
         """Hook: a :class:`~rths_ros.core.platform.safety.SafePoseRamp` from the present state, or None (no safe
         pose: the node just ends on ABORT)."""

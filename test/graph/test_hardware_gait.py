@@ -16,6 +16,7 @@ from rths_ros.analysis.gait import gait_metrics
 from rths_ros.analysis.gait_run import gait_record_from_bag, gait_view
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import read_events
 from rths_ros.app.vrths import run_virtual
 from rths_ros.bag import read_bag
 from rths_ros.core.platform.stewart import StewartKinematics
@@ -68,7 +69,7 @@ def test_rig_is_ramped_to_the_start_pose_before_ready_and_at_the_next_trial(hard
         assert r["hold_steps"] == round(s.safety.hold_s / s.loop.dt_s)
         assert r["start_error_after_m"] < 1e-4                     # settled at the start pose
         assert r["max_sensor_force_n"] < 50.0                       # the foot is not pressed into the plate
-    events = json.loads((out / "events.json").read_text())
+    events = read_events(out)["events"]
     kinds = [(e["type"], e["source"]) for e in events]
     assert kinds.index(("READY", "hardware_plant")) < kinds.index(("START", "supervisor"))
     assert not any(e["type"] == "ABORT" for e in events)

@@ -18,6 +18,7 @@ import pytest
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import analyze_bag, record_from_bag, reference_for
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import read_events
 from rths_ros.app.vrths import run_virtual
 from rths_ros.bag import read_bag
 from rths_ros.core.platform.safety import safe_pose_lengths
@@ -101,7 +102,7 @@ def test_link_fault_aborts_the_run_naming_the_link(tmp_path):
     res = run_scenario(s, tmp_path / "run", progress=False)
     assert res.code != 0
     assert "hardware_plant" in res.message and "platform controller at 127.0.0.1:" in res.message, res.message
-    events = json.loads((tmp_path / "run" / "events.json").read_text())
+    events = read_events(tmp_path / "run")["events"]
     aborts = [e for e in events if e["type"] == "ABORT"]
     assert aborts and aborts[0]["source"] == "hardware_plant", aborts
     assert f"no STATE for step {fail_at}" in aborts[0]["reason"]
@@ -117,7 +118,7 @@ def test_abort_elsewhere_ramps_the_rig_to_its_safe_pose_over_the_link(tmp_path):
     out = tmp_path / "run"
     res = run_scenario(s, out, progress=False)
     assert res.code != 0
-    events = json.loads((out / "events.json").read_text())
+    events = read_events(out)["events"]
     assert [e["source"] for e in events if e["type"] == "ABORT"][0] == "stewart_platform"
     safe = [e for e in events if e["type"] == "SAFE"]
     assert safe and safe[0]["source"] == "hardware_plant"

@@ -18,6 +18,7 @@ import pytest
 
 from rths_ros.analysis.run_analysis import record_from_bag
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import read_events
 from rths_ros.bag import read_bag
 from rths_ros.core.platform.commander import LimitViolation
 from rths_ros.core.platform.safety import (
@@ -177,7 +178,7 @@ def _run(tmp_path: Path, name: str, overrides: list[str], composed: bool = False
 
 
 def _events(out: Path) -> list[dict]:
-    return json.loads((out / "events.json").read_text())
+    return read_events(out)["events"]
 
 
 def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = True) -> dict:
@@ -412,7 +413,11 @@ def test_killed_recorder_leaves_a_readable_bag_up_to_the_last_flushed_chunk(tmp_
     assert "bag recovered:" in r.message, r.message
     # the recorder is on no control path, so no watchdog sees it die: the plant's process watch aborts the run
     # and ramps the platform to the safe pose (its ramp is not in the bag: nobody recorded it)
-    assert "run aborted: sim_plant: process watch: node process recorder" in r.message, r.message
+    # the first fault is the recorder's death (no ABORT of its own); the plant's ABORT is its consequence
+    assert "run aborted: recorder: process killed by SIGKILL" in r.message, r.message
+    aborts = [e for e in _events(out) if e["type"] == "ABORT"]
+    assert aborts[0]["source"] == "sim_plant" and "process watch: node process recorder" in aborts[0]["reason"]
+    assert read_events(out)["first_fault"]["node"] == "recorder"
     info = _assert_safe(s, out, recorded=False)
     assert list((out / "bag").glob("*.mcap.partial"))
     topics = read_bag(out / "bag")
@@ -421,8 +426,10 @@ def test_killed_recorder_leaves_a_readable_bag_up_to_the_last_flushed_chunk(tmp_
     steps = [int(m.step) for _, m in cmds]
     assert steps == list(range(steps[0], steps[0] + len(steps)))   # no gap up to the last flushed chunk
     assert steps[-1] < info["abort_step"]                   # the recorder died first; the abort followed
-    rec, s2, _ = record_from_bag(out / "bag")               # the recovered bag analyses
+    rec, s2, _ = record_from_bag(out / "bag")               # the recovered bag analyses, as an aborted run
     assert s2.name == s.name and rec["k"].size > 500
+    st = rec["run_status"]
+    assert st.status == "aborted" and st.steps_recorded == rec["k"].size < st.steps_expected
 
 
 def test_estop_service_aborts_and_the_platform_goes_safe(tmp_path):

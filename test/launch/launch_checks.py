@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rths_ros.app.run_status import read_events
+
 _MISSING = [m for m in ("launch", "launch_ros", "launch_testing", "ros2launch") if importlib.util.find_spec(m) is None]
 SKIP_REASON = (f"ROS 2 launch tooling not installed ({', '.join(_MISSING)} missing): source a ROS 2 "
                "distribution, or let scripts/setup_env.sh install the wheels of ../shared/ros2-tooling"
@@ -146,7 +148,7 @@ def assert_processes_exited_cleanly(proc_info, run: LaunchedRun) -> None:
 
 
 def events(run: LaunchedRun) -> list[dict]:
-    return json.loads((run.out / "events.json").read_text())
+    return read_events(run.out)["events"]
 
 
 def assert_ready_start_stop(run: LaunchedRun) -> None:

@@ -5,7 +5,6 @@ Started exactly as a user starts a run (the `ros2` command, the installed rths.l
 code is the one a shell or a CI script sees."""
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -19,6 +18,7 @@ from launch_checks import SKIP_REASON
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
+from rths_ros.app.run_status import read_events
 from rths_ros.bag import read_bag
 from rths_ros.runner import DomainLease, wait_until_running
 from rths_ros.runtime.processes import node_pids
@@ -58,7 +58,7 @@ def test_killed_node_ends_the_launch_non_zero_naming_it(tmp_path, victim):
     assert f"node {victim} killed by SIGKILL" in last[-1], last[-1]
     assert not node_pids(str(out)), "node processes left behind"
     # the platform ramped to its safe pose before the nodes ended
-    events = json.loads((out / "events.json").read_text())
+    events = read_events(out)["events"]
     types = [e["type"] for e in events]
     assert "ABORT" in types and "SAFE" in types, types
     # the bag is readable (recovered from its complete chunks when the recorder was the one killed)

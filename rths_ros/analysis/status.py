@@ -1,0 +1,76 @@
+"""The run status of a recorded run, for every analysis (1-D interface, gait, building).
+
+A bag alone cannot tell a complete run from a cut-off one, so the analysis reads the run's events (OUT/events.json
+next to the bag, else the /rths/events messages in the bag) and counts the steps actually recorded
+(:mod:`rths_ros.app.run_status`).  Measures are computed over the recorded steps only; the verdict of a run that did
+not complete says so, and ``rths analyze`` exits non-zero for it unless ``--partial`` is given.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import RunStatus, read_events, run_status
+from rths_ros.msg import TestEvent
+
+EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
+               TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",
+               TestEvent.STOP: "STOP", TestEvent.ABORT: "ABORT", TestEvent.DONE: "DONE", TestEvent.SAFE: "SAFE"}
+
+
+class NoLoopData(ValueError):
+    """The bag holds no loop data: nothing to analyse (the run ended before its first step)."""
+
+
+def event_dicts(msgs) -> list[dict]:
+    return [{"type": EVENT_NAMES.get(m.type, str(m.type)), "source": m.source, "step": int(m.step),
+             "trial": int(m.trial), "reason": m.reason} for m in msgs]
+
+
+def run_dir_of(bag: Path) -> Path:
+    bag = Path(bag)
+    return bag.parent if bag.name == "bag" else bag
+
+
+def status_of_bag(bag: Path, topics: dict, scenario: scn.Scenario, steps_recorded: int,
+                  missing: dict | None = None, rows_per_trial: int | None = None) -> RunStatus:
+    """The status of the run recorded in ``bag`` (``topics``: its messages by topic, as read_bag gives them).
+
+    ``rows_per_trial``: the rows a complete trial records (default: every step, ``scenario.steps + 1``)."""
+    rec = read_events(run_dir_of(bag))
+    events = rec["events"] or event_dicts([m for _, m in topics.get("/rths/events", [])])
+    per_trial = scenario.steps + 1 if rows_per_trial is None else rows_per_trial
+    return run_status(events, scenario.loop.trials, per_trial * scenario.loop.trials, steps_recorded, missing,
+                      scenario.loop.mode == "lockstep", rec.get("status"), rec.get("first_fault"))
+
+
+def no_loop_data(bag: Path, topics: dict, scenario: scn.Scenario, what: str) -> NoLoopData:
+    """The error for a bag without loop data, naming what happened to the run."""
+    st = status_of_bag(bag, topics, scenario, 0)
+    return NoLoopData(f"{bag}: no loop data ({what}): the run ended before its first step; run status "
+                      f"{st.summary()}; no metrics written")
+
+
+def apply_status(metrics: dict, st: RunStatus) -> dict:
+    """Put the run status into ``metrics`` and qualify the stability verdict: a run that did not complete is
+    never called stable (None: not judged); instability seen in the recorded steps is still reported."""
+    metrics.update(st.as_metrics())
+    metrics["aborted"] = st.status in ("aborted", "interrupted")
+    if not st.complete and "stable" in metrics:
+        reason = metrics.get("stability_reason", "")
+        if metrics["stable"]:
+            metrics["stable"] = None
+            metrics["stability_reason"] = (f"not judged: the run is {st.status}; over the {st.steps_recorded} "
+                                           f"recorded steps: {reason}")
+        elif metrics["stable"] is False:
+            metrics["stability_reason"] = f"the run is {st.status}; over the recorded steps: {reason}"
+    return metrics
+
+
+def status_lines(st: RunStatus) -> list[str]:
+    """The line the analysis prints first."""
+    return [f"run status: {st.summary()}"]
+
+
+__all__ = ["NoLoopData", "status_of_bag", "apply_status", "status_lines", "event_dicts", "no_loop_data",
+           "run_dir_of", "EVENT_NAMES"]

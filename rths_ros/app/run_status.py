@@ -1,0 +1,140 @@
+"""What happened to a run: completed, aborted, interrupted or incomplete, and its first fault.
+
+The run's status is decided from its events (OUT/events.json, written by the supervisor and completed by the
+runner, and the /rths/events messages in the bag) and from how many steps of loop data were recorded:
+
+``completed``    the last trial reported DONE, nothing aborted, and every step of every trial is in the
+                 record (in lockstep mode also without a missing sample);
+``aborted``      a node aborted the run (a safety limit, a watchdog, a dead node, an emergency stop);
+``interrupted``  the operator stopped it (SIGINT / SIGTERM to ``rths run``, shutdown of a launch): the nodes
+                 send an ABORT whose reason starts with :data:`INTERRUPTED`, and the platform ramps to the
+                 safe pose as after any abort;
+``incomplete``   no abort, but the record ends early or has gaps (e.g. the recorder was killed, its bag
+                 recovered from the complete chunks).
+
+The first fault is the earliest ABORT (its node, step and reason); a node that died without sending one (a
+crash seen only by its exit code) is named by the runner instead.  ROS-free: the runner, the analysis and the
+nodes share it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: the reason of the ABORT a node sends when its process got SIGINT / SIGTERM ("interrupted by SIGINT")
+INTERRUPTED = "interrupted by"
+STATUSES = ("completed", "aborted", "interrupted", "incomplete")
+EVENTS_FILE = "events.json"
+
+
+def interrupt_reason(signame: str) -> str:
+    return f"{INTERRUPTED} {signame} (operator stop): ramp to the safe pose, then stop"
+
+
+def first_fault_of(events: list[dict]) -> dict | None:
+    """The earliest ABORT as {node, step, reason} (the node is the event's source), or None."""
+    for e in events:
+        if e.get("type") == "ABORT":
+            reason = str(e.get("reason", ""))
+            node = str(e.get("source", ""))
+            prefix = f"{node}: "
+            if reason.startswith(prefix):
+                reason = reason[len(prefix):]
+            return {"node": node, "step": int(e.get("step", 0)), "reason": reason}
+    return None
+
+
+def fault_text(fault: dict | None) -> str:
+    if not fault:
+        return ""
+    return f"{fault['node']} at step {fault['step']}: {fault['reason']}"
+
+
+def read_events(out: Path) -> dict:
+    """OUT/events.json as {"status", "first_fault", "events": [...]}; an empty record when there is none.
+    (A list, the layout of older runs, is read as the events.)"""
+    try:
+        data = json.loads((Path(out) / EVENTS_FILE).read_text())
+    except (OSError, ValueError):
+        return {"status": None, "first_fault": None, "events": []}
+    if isinstance(data, list):
+        data = {"events": data}
+    data.setdefault("status", None)
+    data.setdefault("events", [])
+    data.setdefault("first_fault", first_fault_of(data["events"]))
+    return data
+
+
+def write_events(out: Path, record: dict) -> None:
+    path = Path(out) / EVENTS_FILE
+    tmp = path.with_name(f".{EVENTS_FILE}.tmp")
+    tmp.write_text(json.dumps(record, indent=2))
+    tmp.replace(path)
+
+
+def event_status(events: list[dict], trials: int) -> str:
+    """The status the events alone tell: aborted / interrupted from the first ABORT, completed if the last
+    trial reported DONE, else incomplete."""
+    fault = first_fault_of(events)
+    if fault is not None:
+        return "interrupted" if fault["reason"].startswith(INTERRUPTED) else "aborted"
+    if any(e.get("type") == "DONE" and int(e.get("trial", 0)) >= trials - 1 for e in events):
+        return "completed"
+    return "incomplete"
+
+
+@dataclass
+class RunStatus:
+    """A run's status and what its record holds (see the module doc)."""
+
+    status: str
+    steps_expected: int                     # rows a complete run records (all trials)
+    steps_recorded: int                     # rows recorded (step 0 .. the last step with loop data)
+    missing_samples: dict = field(default_factory=dict)   # channel -> samples missing inside the record
+    first_fault: dict | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def missing_total(self) -> int:
+        return int(sum(self.missing_samples.values()))
+
+    def summary(self) -> str:
+        """One line for the report, the analysis output and the exit message."""
+        steps = f"{self.steps_recorded} of {self.steps_expected} steps recorded"
+        gaps = f", {self.missing_total} samples missing" if self.missing_total else ""
+        head = {"completed": "completed", "aborted": "ABORTED", "interrupted": "INTERRUPTED",
+                "incomplete": "INCOMPLETE"}[self.status]
+        fault = f"; first fault: {fault_text(self.first_fault)}" if self.first_fault else ""
+        return f"{head} ({steps}{gaps}){fault}"
+
+    def as_metrics(self) -> dict:
+        return {"status": self.status, "complete": self.complete, "steps_expected": int(self.steps_expected),
+                "steps_recorded": int(self.steps_recorded),
+                "missing_samples": {k: int(v) for k, v in self.missing_samples.items()},
+                "missing_samples_total": self.missing_total, "first_fault": self.first_fault,
+                "run_status": self.summary()}
+
+
+def run_status(events: list[dict], trials: int, steps_expected: int, steps_recorded: int,
+               missing_samples: dict | None = None, lockstep: bool = True, recorded_status: str | None = None,
+               first_fault: dict | None = None) -> RunStatus:
+    """Combine the events (and the status the runner recorded, if any) with the record's extent.
+
+    A run the events call completed is ``incomplete`` if fewer steps than expected were recorded, or (lockstep:
+    every sample is acknowledged, none may be missing) if samples are missing inside the record."""
+    missing = dict(missing_samples or {})
+    status = event_status(events, trials)
+    if recorded_status in ("aborted", "interrupted") and status in ("completed", "incomplete"):
+        status = recorded_status      # the runner knew more (a node died without an ABORT, a signal)
+    if status == "completed" and (steps_recorded < steps_expected or (lockstep and sum(missing.values()) > 0)):
+        status = "incomplete"
+    fault = first_fault_of(events) or first_fault
+    return RunStatus(status, int(steps_expected), int(steps_recorded), missing, fault)
+
+
+__all__ = ["INTERRUPTED", "STATUSES", "RunStatus", "run_status", "event_status", "first_fault_of", "fault_text",
+           "read_events", "write_events", "interrupt_reason"]
