@@ -132,6 +132,13 @@ def cmd_analyze_gait(a) -> int:
         return 2
     for line in res["lines"]:
         print(line)
+    statuses = [m.get("status") for m in ([res.get("metrics")] if len(bags) == 1 else res.get("runs", []))
+                if isinstance(m, dict)]
+    partial = [st for st in statuses if st not in (None, "completed")]
+    if partial and not a.partial:
+        print(f"rths analyze: {len(partial)} run(s) did not complete ({', '.join(partial)}): the metrics cover the "
+              "recorded steps only; pass --partial to accept partial results (exit 0)", file=sys.stderr)
+        return EXIT_PARTIAL
     return 0
 
 

@@ -37,6 +37,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import read_events, record_run_end
 from rths_ros.launch_support import (
     LAUNCH_ARGUMENTS,
     PLANT_SIDE_NODES,
@@ -52,7 +53,6 @@ from rths_ros.launch_support import (
     prepare_run_dir,
     process_specs,
 )
-from rths_ros.runner import run_aborts
 
 #: the process that runs the analysis after the nodes (named in the launch's output)
 ANALYSIS_PROCESS = "rths_analysis"
@@ -246,6 +246,10 @@ class RunWatch:
     def _finish(self, context):
         for t in self.timers:
             t.cancel()
+        # the status and the first fault into events.json (as rths run does), before the analysis reads them
+        failed = any(c != 0 for c in self.exit_codes.values())
+        record_run_end(self.out, self.exit_codes, self.s.loop.trials, "SIGINT" if context.is_shutdown else None,
+                       self.failure or ("a node failed" if failed else None))
         if self.record and (self.out / "bag").exists() and not context.is_shutdown:
             proc = ExecuteProcess(cmd=analysis_command(self.out), name=ANALYSIS_PROCESS, output="screen",
                                   additional_env=node_env_overrides())
@@ -262,8 +266,13 @@ class RunWatch:
         if self.failure:
             msg = self.failure
         elif context.is_shutdown:
-            # Ctrl-C or another shutdown of the launch: the nodes were told to stop
-            msg = "the launch was shut down before the run ended; every node was stopped"
+            # Ctrl-C or another shutdown of the launch: each node got SIGINT, the run aborted as "interrupted" and
+            # the plant ramped to its safe pose before the nodes ended (OrderlyStop in rths_ros.runtime.node)
+            safe = [e for e in read_events(self.out)["events"] if e.get("type") == "SAFE"]
+            where = (f"the platform was ramped to its safe pose (SAFE from {safe[0]['source']} at step "
+                     f"{safe[0]['step']})" if safe else "no SAFE event (the run had not started)")
+            return (f"the launch was shut down before the run ended (interrupted); {where}; every node stopped; "
+                    f"the recorded steps: rths analyze {self.out} --partial")
         elif failed:
             crashed = [n for n in failed if codes[n] != 3]    # 3 = the node aborted the run on purpose
             name = (crashed or failed)[0]
@@ -272,9 +281,9 @@ class RunWatch:
             msg = f"node {name} {how}"
         else:
             return None
-        aborts = run_aborts(self.out)
-        if aborts:
-            msg = f"run aborted: {aborts[0]}; {msg}"
+        fault = read_events(self.out)["first_fault"]
+        if fault:
+            msg = f"run aborted: {fault['node']}: {fault['reason']}; {msg}"
         return msg
 
     def _conclude(self, context, analysis_code: int | None):
@@ -282,6 +291,9 @@ class RunWatch:
         msg = self._failure_message(context)
         if msg:
             raise RunFailed(f"rths: FAILED: {msg} (run directory {self.out})")
+        if analysis_code == 3:
+            raise RunFailed(f"rths: the run ended but its record is incomplete (see {self.out / 'report.md'}); "
+                            f"run directory {self.out}")
         if analysis_code not in (None, 0):
             raise RunFailed(f"rths: the run ended but its analysis failed (exit {analysis_code}); "
                             f"run directory {self.out}")

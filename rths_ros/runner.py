@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import INTERRUPTED, event_status, first_fault_of, read_events, write_events
+from rths_ros.app.run_status import read_events, record_run_end
 from rths_ros.launch_support import (
     COMPOSED_EXECUTABLE,
     NodeSpec,
@@ -311,49 +311,22 @@ def _signal_all(procs: dict[str, subprocess.Popen], sig: int) -> None:
 
 
 def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, trials: int = 1) -> None:
-    """The run's status and first fault, into events.json and the result (code, message, failed node).
-
-    The first fault is the earliest ABORT (node, step, reason); a node that died without one (killed, a
-    crash) is named by its exit code.  An interrupted run says whether the platform reached its safe pose."""
-    rec = read_events(out)
-    events = rec["events"]
-    codes = result.exit_codes
-    fault = first_fault_of(events)
-    died = [n for n, c in codes.items() if c not in (None, 0, 3, 130, 143)]
-    if signum is None and died and (fault is None or not fault["reason"].startswith(INTERRUPTED)):
-        crash = died[0]
-        how = (f"killed by {signal.Signals(-codes[crash]).name}" if codes[crash] < 0
-               else f"exited with code {codes[crash]}")
-        if fault is None or fault["node"] not in died:
-            # the node itself sent no ABORT: it is the first fault; an ABORT by another node (the plant's process
-            # watch) is its consequence
-            fault = {"node": crash, "step": fault["step"] if fault else -1,
-                     "reason": f"process {how} (log: {logs.get(crash, '')})"}
+    """The run's status and first fault (:func:`rths_ros.app.run_status.record_run_end`, into events.json) and the
+    result: code, message and failed node.  An interrupted run says whether the platform reached its safe pose."""
+    signame = signal.Signals(signum).name if signum is not None else None
+    failure = (result.message.splitlines()[0] if result.message else f"exit {result.code}") if result.code else None
+    status, fault, events = record_run_end(out, result.exit_codes, trials, signame, failure, result.failed_node,
+                                           {n: str(p) for n, p in logs.items()})
     if signum is not None:
-        status = "interrupted"
         result.code = 130 if signum == signal.SIGINT else 143
         safe = [e for e in events if e.get("type") == "SAFE"]
         where = (f"the platform was ramped to its safe pose (SAFE from {safe[0]['source']} at step {safe[0]['step']})"
                  if safe else "no SAFE event: the plant had not started or did not finish its ramp")
-        result.message = f"interrupted by {signal.Signals(signum).name}; {where}; every node stopped"
-    elif result.code == 0:
-        status = event_status(events, trials) if events else "incomplete"
-    else:
-        status = event_status(events, trials) if fault is not None else "aborted"
-        status = status if status in ("aborted", "interrupted") else "aborted"
-        if fault is None:   # the runner itself ended the run (time limit, a node stuck after the end)
-            fault = {"node": result.failed_node or "runner", "step": -1,
-                     "reason": result.message.splitlines()[0] if result.message else f"exit {result.code}"}
-    if fault is not None and result.code != 0:
-        result.failed_node = fault["node"] if fault["node"] in codes else result.failed_node
-        if signum is None:
-            where = f" (first fault, step {fault['step']})" if fault["step"] >= 0 else " (first fault)"
-            result.message = f"run {status}: {fault['node']}: {fault['reason']}{where}\n" + result.message
-    rec.update({"status": status, "first_fault": fault, "exit_codes": codes})
-    try:
-        write_events(out, rec)
-    except OSError:
-        pass
+        result.message = f"interrupted by {signame}; {where}; every node stopped"
+    elif fault is not None and result.code != 0:
+        result.failed_node = fault["node"] if fault["node"] in result.exit_codes else result.failed_node
+        where = f" (first fault, step {fault['step']})" if fault["step"] >= 0 else " (first fault)"
+        result.message = f"run {status}: {fault['node']}: {fault['reason']}{where}\n" + result.message
 
 
 __all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "ParameterError", "wait_until_running",

@@ -28,7 +28,7 @@ import yaml
 
 from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import fault_text
+from rths_ros.app.run_status import fault_reason
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.core.models.building.criteria import CONVENTIONS, CRITERIA, evaluate_record
 from rths_ros.core.models.building.rths import (
@@ -95,7 +95,7 @@ def building_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     st = status_of_bag(bag, topics, s, n, {"force": rec["missing_force_samples"]})
     rec["run_status"] = st
     rec["aborted"] = st.status in ("aborted", "interrupted")
-    rec["abort_reason"] = fault_text(st.first_fault)
+    rec["abort_reason"] = fault_reason(st.first_fault)
     return rec, s
 
 

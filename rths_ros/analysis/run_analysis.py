@@ -13,7 +13,7 @@ import yaml
 
 from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import fault_text
+from rths_ros.app.run_status import fault_reason
 from rths_ros.app.vrths import empty_record, hold_last_index
 from rths_ros.bag import read_bag, read_scenario_yaml
 from rths_ros.core.models.registry import MODELS
@@ -108,7 +108,7 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
     # an abort (a fault) fails the stability verdict as before; an interrupted or incomplete run is judged on its
     # recorded steps and then called "not judged" unless they show instability (analysis.status.apply_status)
     rec["aborted"] = st.status == "aborted"
-    rec["abort_reason"] = fault_text(st.first_fault)
+    rec["abort_reason"] = fault_reason(st.first_fault)
     loop = loop_stats(topics, scenario, n)
     return rec, scenario, loop
 

@@ -51,6 +51,11 @@ def fault_text(fault: dict | None) -> str:
     return f"{fault['node']} at step {fault['step']}: {fault['reason']}"
 
 
+def fault_reason(fault: dict | None) -> str:
+    """The fault as its node wrote it: "node: reason" (empty without a fault)."""
+    return f"{fault['node']}: {fault['reason']}" if fault else ""
+
+
 def read_events(out: Path) -> dict:
     """OUT/events.json as {"status", "first_fault", "events": [...]}; an empty record when there is none.
     (A list, the layout of older runs, is read as the events.)"""
@@ -136,5 +141,49 @@ def run_status(events: list[dict], trials: int, steps_expected: int, steps_recor
     return RunStatus(status, int(steps_expected), int(steps_recorded), missing, fault)
 
 
-__all__ = ["INTERRUPTED", "STATUSES", "RunStatus", "run_status", "event_status", "first_fault_of", "fault_text",
+def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str | None = None,
+                   failure: str | None = None, failed_node: str | None = None,
+                   logs: dict | None = None) -> tuple[str, dict | None, list]:
+    """At the end of a run (``rths run`` or a launch): the status and the first fault, written into
+    OUT/events.json with every node process's exit code.  Returns (status, first fault, events).
+
+    The first fault is the earliest ABORT; a node process that died without sending one (killed, a crash: any
+    exit code but 0, 3 = aborted, 130/143 = stopped by a signal) is the first fault instead, and the ABORT another
+    node sent about it (the plant's process watch) is its consequence.  ``failure`` (the runner's own reason, e.g.
+    the time limit) is the fault when nothing else is known.  ``interrupted_by``: the signal that stopped the run."""
+    rec = read_events(out)
+    events = rec["events"]
+    fault = first_fault_of(events)
+    died = [n for n, c in exit_codes.items() if c not in (None, 0, 3, 130, 143)]
+    if interrupted_by is None and died and (fault is None or not fault["reason"].startswith(INTERRUPTED)):
+        node = died[0]
+        code = exit_codes[node]
+        how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        try:
+            import signal
+            how = f"killed by {signal.Signals(-code).name}" if code < 0 else how
+        except ValueError:
+            pass
+        if fault is None or fault["node"] not in died:
+            log = (logs or {}).get(node)
+            fault = {"node": node, "step": fault["step"] if fault else -1,
+                     "reason": f"process {how}" + (f" (log: {log})" if log else "")}
+    if interrupted_by is not None:
+        status = "interrupted"
+    elif failure is None:
+        status = event_status(events, trials) if events else "incomplete"
+    else:
+        status = event_status(events, trials) if fault is not None else "aborted"
+        status = status if status in ("aborted", "interrupted") else "aborted"
+        if fault is None:       # the runner itself ended the run (time limit, a node stuck after the end)
+            fault = {"node": failed_node or "runner", "step": -1, "reason": failure}
+    rec.update({"status": status, "first_fault": fault, "exit_codes": dict(exit_codes)})
+    try:
+        write_events(out, rec)
+    except OSError:
+        pass
+    return status, fault, events
+
+
+__all__ = ["record_run_end", "fault_reason", "INTERRUPTED", "STATUSES", "RunStatus", "run_status", "event_status", "first_fault_of", "fault_text",
            "read_events", "write_events", "interrupt_reason"]

@@ -77,9 +77,8 @@ def _write_bag(path: Path, s: scn.Scenario, rec: dict | None, last_step: int, ev
         c.position, c.velocity = [float(rec["z_cmd"][k])], [float(rec["zdot_cmd"][k])]
         st.position, st.velocity = [float(rec["z_ach"][k])], [float(rec["zdot_ach"][k])]
         f.force, f.measured, f.contact = [float(rec["f_int"][k])], [float(rec["f_meas"][k])], bool(rec["contact"][k])
-        for topic, typ, m in (("/rths/interface_command", "rths_ros/msg/InterfaceCommand", c),
-                              ("/rths/interface_state", "rths_ros/msg/InterfaceState", st),
-                              ("/rths/interface_force", "rths_ros/msg/InterfaceForce", f)):
+        for topic, m in (("/rths/interface_command", c), ("/rths/interface_state", st),
+                         ("/rths/interface_force", f)):
             w.write_raw(topic, t, serialize_message(m))
             t += 1
     for kind, source, step, reason in events:

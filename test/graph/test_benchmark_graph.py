@@ -1,7 +1,7 @@
 """benchmark_building (the servo-hydraulic vRTHS benchmark) through the ROS graph: lockstep graph = virtual run =
 core run_benchmark, J1-J9 reproducible, a user's tracking controller by import path, the capacity abort.
 
-The runs cover the first 6 s of El Centro (the motion starts at 4.98 s; peak actuator force ~1.3 kN by 6 s), so
+The runs cover the first 6 s of El Centro (the motion starts at 4.98 s; peak actuator force ~0.6 kN by 6 s), so
 that the three graph runs fit in a few minutes on a loaded 2-core machine."""
 from __future__ import annotations
 

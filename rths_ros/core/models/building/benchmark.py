@@ -5,12 +5,14 @@ and the reference structure's response.
 Timing of one sample k (t_k = k Δt), the order a ROS graph must follow::
 
     x_m,k, f_m,k   = sensors at t_k                     (ServoHydraulicPlant.measure / previous step)
-    u_k            = controller.step(y1_k, x_m,k)        (TrackingController)
+    u_k            = controller.step(y1_k, x_m,k)        (TrackingController, with its converters)
     y1_{k+1}       = numerical.step(f_m,k, a_g,k)        (NumericalSubstructure; ZOH on f_m, a_g, or Newmark)
-    x_m,k+1, f_m,k+1 = plant.step(u_k)                   (D/A, plant over [t_k, t_k+1), A/D)
+    x_m,k+1, f_m,k+1 = plant.step(u_k)                   (plant over [t_k, t_k+1), noise, force delay)
 
-so the command y1_k depends on forces up to f_m,k-1 (one-sample coupling, as in the continuous
-Simulink package whose numerical substructure has no feed-through).
+``x_m,k = x(t_k) + n_x,k``; the fed-back force is the specimen's force plus its noise delayed one sample,
+``f_m,k = f_e(t_k-1) + n_f,k-1`` (benchmark specification, "Signals and hardware limits"; no converter, no
+saturation), so ``y1_{k+1}`` depends on the specimen force up to ``t_k-1`` and the command ``y1_k`` on forces up
+to ``t_k-2``.
 """
 from __future__ import annotations
 
@@ -57,13 +59,14 @@ def run_benchmark(case: int | None = None, earthquake: str | None = None, contro
     """One benchmark run in process.
 
     ``controller``: any :class:`TrackingController` (reset before the run; default the reference
-    controller).  ``perturbed_seed``: None = nominal plant, else the seeded perturbed plant.  ``params``
-    or keyword ``overrides`` change :class:`BenchmarkParams` (``case``/``earthquake`` arguments, when not
-    None, win; defaults case 1, El Centro).
+    controller with its converters).  ``perturbed_seed``: None = nominal plant, else the seeded perturbed
+    plant.  ``params`` or keyword ``overrides`` change :class:`BenchmarkParams` (``case``/``earthquake``
+    arguments, when not None, win; defaults case 1, El Centro).
 
     Returns the record: ``t``, ``a_g``, ``y`` (N x 3 numerical DoFs, y[:,0] = y1 command), ``u``
-    (controller output), ``u_applied`` (after the D/A), ``x_m``, ``f_m`` (measured), ``x``, ``f``
-    (true displacement and fed-back force before the sensors), ``f_act`` (actuator force), ``x_r``
+    (controller output), ``u_applied`` (what the plant applied: ``u``, the plant has no converter), ``x_m``,
+    ``f_m`` (measured displacement; fed-back force, ``f_m[k] = f[k-1]`` plus noise), ``x``, ``f`` (true
+    displacement and specimen force at t_k, before noise and delay), ``f_act`` (actuator force), ``x_r``
     (N x 3 reference), ``plant`` (the :class:`PlantValues`), ``aborted``, ``abort_reason``,
     ``limits`` and, with ``evaluate``, ``J`` (J1-J9 of :mod:`rths_ros.core.models.building.criteria`).
 
@@ -97,10 +100,13 @@ def run_benchmark(case: int | None = None, earthquake: str | None = None, contro
         p = params
         lim = np.array([p.force_capacity_n, 1.0 if p.abort_on_stroke_velocity else 0.0, p.stroke_m,
                         p.velocity_m_per_s])
+        qc = ctrl.converter()
+        conv = np.array([0.0, 1.0, 1.0] if qc is None else [1.0, float(qc[0]), float(qc[1])])
         yarr, carr, abort, fmax, smax, vmax = _run_fused(num.ad, num.bd, num.scheme, num.mats, num.load, num.ncoef,
-                                                         plant.ad, plant.bd, plant._cfg, ag,
+                                                         plant.ad, plant.bd, plant._cfg,
+                                                         np.zeros(p.force_delay_samples), ag,
                                                          plant.noise_sequence(n + 1),
-                                                         np.asarray(coef, dtype=float), lim)
+                                                         np.asarray(coef, dtype=float), conv, lim)
         plant.max_abs_force_n, plant.max_abs_stroke_m, plant.max_abs_velocity_m_per_s = fmax, smax, vmax
         aborted = abort >= 0
         k = abort if aborted else n - 1

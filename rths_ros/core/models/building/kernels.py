@@ -23,22 +23,20 @@ def _advance2(ad, bd, x, u0, u1):
 
 
 @numba.njit(cache=True)
-def _quantise(value, per_volt, lsb_v, range_v):
-    """Value through a converter: to volts, saturate at ±range, round to the nearest level, back."""
-    v = value / per_volt
-    if v > range_v:
-        v = range_v
-    elif v < -range_v:
-        v = -range_v
-    return np.rint(v / lsb_v) * lsb_v * per_volt
+def _quantise(value, step, limit):
+    """A converter of the controller model: round to the nearest multiple of step, then saturate at ±limit (as
+    :func:`rths_ros.core.models.building.tracking_controller.convert`)."""
+    q = np.rint(value / step) * step
+    if q > limit:
+        return limit
+    if q < -limit:
+        return -limit
+    return q
 
 
 @numba.njit(cache=True)
-def _plant_step(ad, bd, z, u, cfg):
-    """One plant sample: D/A on u, z <- Ad z + Bd u.  ``cfg`` = [quantise, m/V, N/V, lsb V, range V, k_e,
-    c_e, actuator_force]; returns (u applied, |F|, |x|, |x'|)."""
-    if cfg[0] != 0.0:
-        u = _quantise(u, cfg[1], cfg[3], cfg[4])
+def _plant_step(ad, bd, z, u):
+    """One plant sample with the command u held (no converter): z <- Ad z + Bd u; returns (|F|, |x|, |x'|)."""
     n = z.shape[0]
     y = np.empty(n)
     for i in range(n):
@@ -47,21 +45,31 @@ def _plant_step(ad, bd, z, u, cfg):
             s += ad[i, j] * z[j]
         y[i] = s
     z[:] = y
-    return u, abs(z[2]), abs(z[3]), abs(z[4])
+    return abs(z[2]), abs(z[3]), abs(z[4])
 
 
 @numba.njit(cache=True)
 def _plant_measure(z, nx, nf, cfg):
-    """Sensors at the current state: (x_m, f_m) with noise (nx m, nf N) and A/D (``cfg`` as above)."""
+    """Sensors at the current state, no converter: (x + nx, f + nf) with the specimen force ``f`` of ``cfg`` =
+    [k_e, c_e, total]: total != 0 -> F = m_e x'' + c_e x' + k_e x (state z[2]), else k_e x + c_e x'."""
     x = z[3] + nx
-    if cfg[7] != 0.0:
+    if cfg[2] != 0.0:
         f = z[2] + nf
     else:
-        f = cfg[5] * z[3] + cfg[6] * z[4] + nf
-    if cfg[0] != 0.0:
-        x = _quantise(x, cfg[1], cfg[3], cfg[4])
-        f = _quantise(f, cfg[2], cfg[3], cfg[4])
+        f = cfg[0] * z[3] + cfg[1] * z[4] + nf
     return x, f
+
+
+@numba.njit(cache=True)
+def _delay(buf, pos, value):
+    """A delay line of ``buf.shape[0]`` samples (none when empty): returns (the value of that many samples ago,
+    the next position)."""
+    d = buf.shape[0]
+    if d == 0:
+        return value, pos
+    out = buf[pos]
+    buf[pos] = value
+    return out, (pos + 1) % d
 
 
 @numba.njit(cache=True)
@@ -96,11 +104,13 @@ def _newmark_advance(mats, load, ncoef, st, scratch, x, a_g, f_meas, first):
 
 
 @numba.njit(cache=True)
-def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, ag, noise, coef, lim):
+def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, fdelay, ag, noise, coef, conv, lim):
     """The whole run loop of :func:`rths_ros.core.models.building.benchmark.run_benchmark` for a controller of the
     linear form of ``TrackingController.fast_coefficients`` (same order of operations as the per-step objects).
     ``scheme`` 0 = ZOH map ``ad_n, bd_n``, else Newmark with ``mats, load, ncoef`` (see
-    :func:`_newmark_advance`).  ``lim`` = [force capacity, abort_on_stroke_velocity, stroke, velocity].
+    :func:`_newmark_advance`).  ``cfg`` as :func:`_plant_measure`; ``fdelay`` the delay line of the fed-back force
+    (its length = the delay in samples, zeros).  ``conv`` = [on, step, limit] of the controller's converters
+    (``TrackingController.converter``).  ``lim`` = [force capacity, abort_on_stroke_velocity, stroke, velocity].
     Returns the columns, the abort row (-1 = none) and the maxima (|F|, |x|, |x'|)."""
     n = ag.shape[0]
     y = np.zeros((n, 3))
@@ -110,8 +120,10 @@ def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, ag, noise
     scratch = np.zeros((5, load.shape[1]))
     z = np.zeros(ad_p.shape[0])
     l0, l1, ld, fb, p0, p1, pd = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6]
+    quant, qstep, qlim = conv[0] != 0.0, conv[1], conv[2]
     y_prev = r_prev = e_prev = u_prev = 0.0
-    xm, fm = _plant_measure(z, noise[0, 0], noise[0, 1], cfg)
+    xm, fs = _plant_measure(z, noise[0, 0], noise[0, 1], cfg)
+    fm, dpos = _delay(fdelay, 0, fs)
     fmax = smax = vmax = 0.0
     abort = -1
     for k in range(n):
@@ -119,10 +131,18 @@ def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, ag, noise
         y[k, 0], y[k, 1], y[k, 2] = y1, xs[1], xs[2]
         cols[2, k], cols[3, k] = xm, fm
         cols[4, k], cols[5, k], cols[6, k] = z[3], z[4], z[2]
-        r = l0 * y1 + l1 * y_prev - ld * r_prev
-        e = r - fb * xm
-        u = p0 * e + p1 * e_prev - pd * u_prev
-        y_prev, r_prev, e_prev, u_prev = y1, r, e, u
+        if quant:
+            yq = _quantise(y1, qstep, qlim)
+            r = l0 * yq + l1 * y_prev - ld * r_prev
+            e = _quantise(_quantise(r, qstep, qlim) - fb * xm, qstep, qlim)
+            u = p0 * e + p1 * e_prev - pd * u_prev
+            y_prev, r_prev, e_prev, u_prev = yq, r, e, u
+            u = _quantise(u, qstep, qlim)
+        else:
+            r = l0 * y1 + l1 * y_prev - ld * r_prev
+            e = r - fb * xm
+            u = p0 * e + p1 * e_prev - pd * u_prev
+            y_prev, r_prev, e_prev, u_prev = y1, r, e, u
         cols[0, k] = u
         if scheme == 0:
             _advance2(ad_n, bd_n, xs, ag[k], fm)
@@ -131,8 +151,8 @@ def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, ag, noise
         if not np.isfinite(u):
             abort = k
             break
-        ua, f, x, xd = _plant_step(ad_p, bd_p, z, u, cfg)
-        cols[1, k] = ua
+        f, x, xd = _plant_step(ad_p, bd_p, z, u)
+        cols[1, k] = u
         fmax = max(fmax, f)
         smax = max(smax, x)
         vmax = max(vmax, xd)
@@ -142,5 +162,6 @@ def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, ag, noise
         if lim[1] != 0.0 and (x > lim[2] or xd > lim[3]):
             abort = k
             break
-        xm, fm = _plant_measure(z, noise[k + 1, 0], noise[k + 1, 1], cfg)
+        xm, fs = _plant_measure(z, noise[k + 1, 0], noise[k + 1, 1], cfg)
+        fm, dpos = _delay(fdelay, dpos, fs)
     return y, cols, abort, fmax, smax, vmax

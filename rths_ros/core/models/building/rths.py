@@ -23,14 +23,17 @@ so a lockstep graph run reproduces the in-process core run bit for bit (``test/g
 
 Message mapping (the loop messages keep their types; the benchmark uses element 0 of the 6-vectors):
 
-* LegCommand ``length[0]`` = ``u_k`` (m, before the D/A); the other elements and the velocities are 0.  The
-  platform publishes it, stamped step k+1, once it holds both ``y1_k`` and ``x_m,k`` (lockstep: waits for both;
-  realtime: on ``x_m,k`` with the newest ``y1``).  No command follows the trial's last sample.
-* LegState ``length[0]`` = ``x_m`` (measured: noise + A/D), ``length[1]`` = true displacement ``x``,
-  ``velocity[0]`` = true velocity ``x'``, ``current[0]`` = actuator force ``F`` (N), ``current[1]`` = the command
-  after the D/A that drove the plant into this sample (``u_{k-1}`` converted, m).  Only ``length[0]`` enters the loop; the rest is recorded for the analysis.
-* RawWrench ``force.x`` = ``f_m`` (measured specimen force: noise + A/D), ``force.y`` = the fed-back force
-  before the sensor (restoring or actuator force, ``specimen_force``).
+* LegCommand ``length[0]`` = ``u_k`` (m, the controller's output after its own converter); the other elements
+  and the velocities are 0.  The platform publishes it, stamped step k+1, once it holds both ``y1_k`` and
+  ``x_m,k`` (lockstep: waits for both; realtime: on ``x_m,k`` with the newest ``y1``).  No command follows the
+  trial's last sample.
+* LegState ``length[0]`` = ``x_m`` (measured: true displacement + noise, no converter), ``length[1]`` = true
+  displacement ``x``, ``velocity[0]`` = true velocity ``x'``, ``current[0]`` = actuator force ``F`` (N),
+  ``current[1]`` = the command that drove the plant into this sample (``u_{k-1}``, m; the plant has no
+  converter).  Only ``length[0]`` enters the loop; the rest is recorded for the analysis.
+* RawWrench ``force.x`` = ``f_m`` (the fed-back force: the specimen force plus noise, delayed one sample, no
+  converter, no saturation), ``force.y`` = the specimen force at this sample before noise and delay (the
+  actuator or the restoring force, ``specimen_force``).
 * InterfaceForce ``force = measured = [f_m]``, ``contact`` = true.
 * InterfaceCommand ``position = [q1, q2, q3]``, ``velocity = [q1', q2', q3']`` of the numerical substructure;
   ``position[0] = y1`` is the actuator's desired displacement, DoFs 2 and 3 ride along for J5-J9.
@@ -208,7 +211,8 @@ class BuildingModel:
 
 
 class BuildingForce:
-    """ft_sensor: the load cell's (already converted) reading is the interface force."""
+    """ft_sensor: the fed-back force of the twin (specimen force + noise, delayed one sample, no converter) is the
+    interface force, unchanged."""
 
     def reset(self) -> None:
         pass
@@ -267,7 +271,8 @@ class TwinOutput:
 
 
 class ServoActuatorTwin:
-    """sim_plant: servo-valve, actuator, specimen, sensors and converters (:class:`ServoHydraulicPlant`)."""
+    """sim_plant: servo-valve, actuator, specimen and sensors (:class:`ServoHydraulicPlant`; the converters are the
+    tracking controller's)."""
 
     def __init__(self, p: BuildingScenarioParams):
         self.params = p
@@ -322,7 +327,7 @@ def benchmark_view(rec: dict, p: BuildingScenarioParams, dt_s: float) -> dict:
     ag[:m] = ag_full[:m]
     out = {key: np.asarray(rec[key], float) for key in BUILDING_KEYS + ("y", "ydot")}
     out["f"] = out["f_true"]
-    out["u_applied"] = np.append(out["u_da"][1:], np.nan)     # D/A output of u_k (held over [t_k, t_k+1))
+    out["u_applied"] = np.append(out["u_da"][1:], np.nan)     # u_k as the plant applied it over [t_k, t_k+1)
     out["t"] = np.arange(n) * dt_s
     out["a_g"] = ag
     out["x_r"] = reference_response(p, ag)

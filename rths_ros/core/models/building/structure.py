@@ -33,19 +33,22 @@ Parts (all linear, Δt = 1/4096 s, every continuous block discretised once at co
 
   which gives ``X(s)/U(s) = g Gs G0/(1 + Gs G0)`` exactly.  Choice: the gain ``g`` is applied to the
   command (not the output), so the specimen moves with the measured displacement; the transfer
-  function u -> x is the benchmark's either way.  The D/A holds ``u`` over a sample, so the plant is
+  function u -> x is the benchmark's either way.  ``u`` is held over a sample, so the plant is
   discretised with the exact zero-order-hold map (matrix exponential, with balancing because
   ``a1β0`` = 2e13): this *is* the continuous solution, more accurate than the fixed-step RK4 of the
   Simulink package.
-* **Measured force** fed back to the numerical substructure (``specimen_force``):
-  ``"restoring"`` (default, the specification's reading) ``f_e = k_e x + c_e x'``; ``"actuator"``
-  ``f_e = F = m_e x'' + c_e x' + k_e x`` (what a load cell between actuator and specimen would
-  carry, including the specimen's inertia; with it, perfect tracking reproduces the reference
-  exactly).
-* **Sensors and converters**: band-limited white noise of power P per sample, i.e. Gaussian samples
-  of standard deviation ``sqrt(P/Δt)``, on displacement and force; A/D and D/A of ``adc_bits`` over
-  ``±adc_range_v`` (rounding to the nearest level, saturation at the range), with 7.89 mm/V and
-  1096 N/V.  The command goes through the D/A inside :meth:`ServoHydraulicPlant.step`.
+* **Fed-back force** (``specimen_force``, benchmark specification "Partition" and "Signals and hardware
+  limits"): ``"actuator"`` (default, the specification's) the specimen's force
+  ``f_e = F = m_e x'' + c_e x' + k_e x`` (what the load cell between actuator and specimen carries; with it,
+  perfect tracking reproduces the reference exactly); ``"restoring"`` ``f_e = k_e x + c_e x'`` (an earlier
+  reading, without the specimen's inertia).
+* **Sensors**: band-limited white noise of power P per sample, i.e. Gaussian samples of standard deviation
+  ``sqrt(P/Δt)``, on displacement and force.  No converter and no saturation on either: the measured
+  displacement is ``x_m,k = x(t_k) + n_x,k`` and the force fed back to the numerical substructure is the
+  specimen's force plus its noise, delayed ``force_delay_samples`` (default one) samples:
+  ``f_m,k = f_e(t_k-1) + n_f,k-1`` (``f_m,0 = 0``, the delay starts at rest).  The converters of the benchmark
+  (18 bit, step 1/2^18, saturation ±3.8) belong to the controller model
+  (:mod:`rths_ros.core.models.building.tracking_controller`); the plant applies the command ``u`` as it is.
 * **Limits**: an actuator force ``|F|`` beyond ``force_capacity_n`` aborts the run
   (:class:`ActuatorCapacityExceeded`); stroke and velocity beyond their limits are recorded
   (``record["limits"]``) and abort only when ``abort_on_stroke_velocity`` is set.
@@ -67,7 +70,7 @@ import numpy as np
 from scipy.linalg import expm, matrix_balance
 
 from rths_ros.core.models.building.data import CASES, EARTHQUAKES, load_case
-from rths_ros.core.models.building.kernels import _advance2, _newmark_advance, _plant_measure, _plant_step
+from rths_ros.core.models.building.kernels import _advance2, _delay, _newmark_advance, _plant_measure, _plant_step
 from rths_ros.core.models.building.tracking_controller import DT_S
 from rths_ros.core.numerics.newmark import CentralDifference, amplification_matrix, iteration_inverse
 from rths_ros.core.plant.base import PlantFault
@@ -107,18 +110,16 @@ class BenchmarkParams:
     sigma_beta2_per_s2: float = param(3.3e3, "1/s^2", 0.0, 1e7, "std of beta2 in perturbed runs")
     sigma_a3_per_s: float = param(1.3, "1/s", 0.0, 1e3, "std of a3 in perturbed runs")
     sigma_k_e_n_per_m: float = param(5e4, "N/m", 0.0, 1e8, "std of k_e in perturbed runs")
-    specimen_force: str = param("restoring", "", doc=(
-        "force fed back to the numerical substructure: 'restoring' = k_e x + c_e x', 'actuator' = the "
-        "actuator force m_e x'' + c_e x' + k_e x"), choices=SPECIMEN_FORCE_CHOICES)
+    specimen_force: str = param("actuator", "", doc=(
+        "force fed back to the numerical substructure (no converter, no saturation): 'actuator' = the "
+        "specimen's force m_e x'' + c_e x' + k_e x (= the actuator force; the specification's), 'restoring' = "
+        "k_e x + c_e x' (without the specimen's inertia)"), choices=SPECIMEN_FORCE_CHOICES)
+    force_delay_samples: int = param(1, "-", 0, 1000, "delay of the fed-back force (specimen force plus noise) "
+                                     "in samples; the specification's is one")
     noise_enabled: bool = param(True, "", doc="add the band-limited white sensor noise")
     disp_noise_power_m2_s: float = param(6.25e-14, "m^2 s", 0.0, 1.0, "displacement noise power per sample")
     force_noise_power_n2_s: float = param(1.16e-3, "N^2 s", 0.0, 1e6, "force noise power per sample")
     noise_seed: int = param(0, "-", 0, 2**31 - 1, "seed of the sensor noise (with the plant seed)")
-    quantise: bool = param(True, "", doc="quantise and saturate at the A/D and D/A converters")
-    adc_bits: int = param(18, "bit", 2, 32, "converter resolution")
-    adc_range_v: float = param(3.8, "V", 1e-3, 100.0, "converter range ±V (saturation)")
-    disp_m_per_v: float = param(7.89e-3, "m/V", 1e-6, 1.0, "displacement channel calibration")
-    force_n_per_v: float = param(1096.0, "N/V", 1e-3, 1e7, "force channel calibration")
     force_capacity_n: float = param(8900.0, "N", 0.0, 1e7, "actuator force capacity (exceeding it aborts)")
     stroke_m: float = param(7e-3, "m", 0.0, 1.0, "actuator stroke ±")
     velocity_m_per_s: float = param(0.3, "m/s", 0.0, 100.0, "actuator velocity limit")
@@ -336,7 +337,7 @@ class NumericalSubstructure:
 
 
 class ServoHydraulicPlant:
-    """Servo-valve, actuator, specimen, sensors and converters; one :meth:`step` per sample."""
+    """Servo-valve, actuator, specimen and sensors (no converters); one :meth:`step` per sample."""
 
     NOISE_BLOCK = 4096
 
@@ -351,10 +352,10 @@ class ServoHydraulicPlant:
         p = params
         self._sx = math.sqrt(p.disp_noise_power_m2_s / p.dt_s) if p.noise_enabled else 0.0
         self._sf = math.sqrt(p.force_noise_power_n2_s / p.dt_s) if p.noise_enabled else 0.0
-        self._lsb = 2.0 * p.adc_range_v / 2.0 ** p.adc_bits
         self._actuator = p.specimen_force == "actuator"
-        self._cfg = np.array([1.0 if p.quantise else 0.0, p.disp_m_per_v, p.force_n_per_v, self._lsb, p.adc_range_v,
-                              self.values.k_e, self.values.c_e, 1.0 if self._actuator else 0.0])
+        self._cfg = np.array([self.values.k_e, self.values.c_e, 1.0 if self._actuator else 0.0])
+        self._fdelay = np.zeros(p.force_delay_samples)
+        self._dpos = 0
         self._noise_seed = (p.noise_seed, 0 if self.values.seed is None else self.values.seed + 1) \
             if noise_seed is None else (int(noise_seed),)
         self.z = np.zeros(5)
@@ -365,6 +366,8 @@ class ServoHydraulicPlant:
         self._rng = np.random.default_rng(self._noise_seed)
         self._noise = []
         self._ni = 0
+        self._fdelay[:] = 0.0
+        self._dpos = 0
         self.u_applied = 0.0
         self.max_abs_force_n = 0.0
         self.max_abs_stroke_m = 0.0
@@ -387,7 +390,8 @@ class ServoHydraulicPlant:
 
     @property
     def specimen_force(self) -> float:
-        """The force the load cell reports before noise: restoring or actuator force (module doc)."""
+        """The fed-back force at the current instant, before the noise and the delay: the specimen's (actuator)
+        force or the restoring force (``specimen_force``, module doc)."""
         if self._actuator:
             return float(self.z[2])
         return self.values.k_e * float(self.z[3]) + self.values.c_e * float(self.z[4])
@@ -416,20 +420,25 @@ class ServoHydraulicPlant:
         return nx, nf
 
     def measure(self) -> tuple[float, float]:
-        """Sample the sensors at the current instant: (x_m in m, f_m in N), noisy and quantised.  Draws
-        one noise sample; call once per sample (``step`` calls it)."""
+        """Sample the sensors at the current instant t_k: ``(x_m,k, f_m,k)``, ``x_m,k = x(t_k) + n_x,k`` (m) and the
+        fed-back force ``f_m,k = f_e(t_k-d) + n_f,k-d`` (N; d = ``force_delay_samples``, 0 before the first d
+        samples), no converter, no saturation.  Draws one noise sample and advances the force delay line; call
+        once per sample (``step`` calls it)."""
         nx, nf = self._draw()
-        return _plant_measure(self.z, nx, nf, self._cfg)
+        x_m, f_s = _plant_measure(self.z, nx, nf, self._cfg)
+        f_m, self._dpos = _delay(self._fdelay, self._dpos, f_s)
+        return x_m, f_m
 
     def step(self, u: float) -> tuple[float, float]:
-        """Apply the command ``u`` (m) through the D/A over one sample, then sample the sensors.
+        """Apply the command ``u`` (m) as it is, held over one sample, then sample the sensors (:meth:`measure`).
 
         Raises :class:`ActuatorCapacityExceeded` when |F| exceeds the capacity (and, with
         ``abort_on_stroke_velocity``, when stroke or velocity are exceeded)."""
         u = float(u)
         if not math.isfinite(u):
             raise ActuatorCapacityExceeded(f"command is not finite ({u!r})")
-        self.u_applied, f, x, xd = _plant_step(self.ad, self.bd, self.z, u, self._cfg)
+        f, x, xd = _plant_step(self.ad, self.bd, self.z, u)
+        self.u_applied = u
         if f > self.max_abs_force_n:
             self.max_abs_force_n = f
         if x > self.max_abs_stroke_m:
@@ -443,8 +452,7 @@ class ServoHydraulicPlant:
         if p.abort_on_stroke_velocity and (x > p.stroke_m or xd > p.velocity_m_per_s):
             raise ActuatorCapacityExceeded(f"stroke {self.z[3]:.6g} m or velocity {self.z[4]:.6g} m/s beyond "
                                            f"±{p.stroke_m:g} m / ±{p.velocity_m_per_s:g} m/s")
-        nx, nf = self._draw()
-        return _plant_measure(self.z, nx, nf, self._cfg)
+        return self.measure()
 
 
 # ---------------------------------------------------------------------------------------------

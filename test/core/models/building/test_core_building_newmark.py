@@ -166,18 +166,19 @@ def _j(rec):
 
 
 def test_zoh_default_is_unchanged(runs):
-    """The default run's J1-J9 are those of the ZOH-only code (bit for bit at the time of writing; pinned here
-    to 1e-9 relative)."""
-    before = [4.638671875, 10.357042268574546, 11.256872101998754, 34.15208929379566, 30.817593304876816,
-              30.94426881870933, 22.23880727156495, 14.390501943136595, 14.738463791265614]
+    """The default run's J1-J9 (ZOH map; the specification's force channel: specimen force plus noise, one sample
+    late, no converter; the controller's converters), pinned to 1e-9 relative (docs/benchmark_building.md,
+    section 5)."""
+    before = [4.638671875, 10.354545044680542, 11.555188775722595, 35.94953352261214, 32.14519704828007,
+              32.26402230825932, 18.373179717227924, 14.783492714036054, 14.726037783048689]
     np.testing.assert_allclose(_j(runs["zoh"]), before, rtol=1e-9)
     assert runs["zoh"]["params"].integrator == "zoh"
 
 
 def test_case1_nominal_j_of_each_scheme_close_to_zoh(runs):
     """Case 1, El Centro, nominal, reference controller, whole record.  Measured (percentage points):
-    J1 identical; J2, J3 within 0.002 and 0.018; J4-J9 AA +0.46 ... +1.18, CD -0.46 ... -1.16 (at most 3.6 %
-    of the value).  AA and CD lie on opposite sides with equal size (their mean is within 0.015 of zoh): a
+    J1 identical; J2, J3 within 0.003 and 0.013; J4-J9 AA +0.45 ... +1.19, CD -0.44 ... -1.18 (at most 3.5 %
+    of the value).  AA and CD lie on opposite sides with equal size (their mean is within 0.007 of zoh): a
     timing effect, not an integration error (next test)."""
     z = _j(runs["zoh"])
     for s in NEWMARK:
@@ -223,12 +224,13 @@ def test_the_j_differences_are_the_coupling_time_level(runs):
     """The Newmark schemes integrate as accurately as the ZOH map at 4096 Hz; what moves J4-J9 is the time level
     the sample's force acts at.  ZOH holds f_m,k over [t_k, t_k+1); average acceleration (f_m,k at t_k+1) applies
     the trapezoid of f_m,k-1 and f_m,k there, half a sample later; central difference applies f_m,k at t_k, half a
-    sample earlier.  Measured: AA equals ZOH fed the two-sample mean of its inputs to 0.0010 pp; CD equals AA fed
-    the force measured at the new level to 0.0022 pp."""
+    sample earlier.  Measured: AA equals ZOH fed the two-sample mean of its inputs to 0.0076 pp; CD equals AA fed
+    the force measured at the new level to 0.0055 pp (the largest differences are the peaks J3 and J7; without
+    the controller's converters, whose 2^-18 m steps the lead amplifies, 0.0009 and 0.0017 pp)."""
     zoh_late = _hand_run("zoh", "avg")
-    assert np.max(np.abs(zoh_late - _j(runs["average_acceleration"]))) < 0.005
+    assert np.max(np.abs(zoh_late - _j(runs["average_acceleration"]))) < 0.01
     aa_aligned = _hand_run("average_acceleration", "new_level")
-    assert np.max(np.abs(aa_aligned - _j(runs["central_difference"]))) < 0.005
+    assert np.max(np.abs(aa_aligned - _j(runs["central_difference"]))) < 0.01
 
 
 @pytest.mark.parametrize("scheme", NEWMARK)
