@@ -104,7 +104,7 @@ def test_bad_controller_is_reported(spec, match, user_module, capsys):
 
 def test_aborting_controller_exits_nonzero(tmp_path, user_module, capsys, monkeypatch):
     """The pass-through controller (the plant's own ~25 ms lag) drives the hybrid loop unstable; it
-    aborts at t = 13.9 s on the actuator capacity (docs/benchmark_building.md)."""
+    aborts at t = 10.1 s when |F| reaches the actuator's 8900 N capacity (docs/benchmark_building.md)."""
     from rths_ros.core.models.building import tracking_controller as tc
     monkeypatch.setattr(sys.modules[__name__], "PassThrough", tc.PassThroughController, raising=False)
     out = tmp_path / "abort"

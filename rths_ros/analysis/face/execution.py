@@ -135,7 +135,8 @@ class DelayedCommandController(TrackingController):
         return self.inner.step(self._buf[self._i], measured)
 
 
-BUILDING_CONTROLLER_KEYS = ("kp", "ki_per_s", "lead_gain", "lead_zero_rad_s", "lead_pole_rad_s")
+BUILDING_CONTROLLER_KEYS = ("kp", "ki_per_s", "lead_gain", "lead_zero_rad_s", "lead_pole_rad_s",
+                           "quantise", "quantisation_bits", "saturation_m")
 
 
 class BuildingPointRunner:
@@ -145,7 +146,8 @@ class BuildingPointRunner:
     ``scenario``: ``case1``..``case4``, optionally with the ground motion, ``case1/kobe``.  Keys of a
     point or of the overrides: ``tau_add_s`` (extra delay of the desired displacement y1 before the
     controller, rounded to whole samples of 1/4096 s), the controller gains ``kp``, ``ki_per_s``,
-    ``lead_*`` (:class:`rths_ros.core.models.building.tracking_controller.ReferenceControllerParams`), or any field of
+    ``lead_*`` and its converters ``quantise``, ``quantisation_bits``, ``saturation_m``
+    (:class:`rths_ros.core.models.building.tracking_controller.ReferenceControllerParams`), or any field of
     :class:`rths_ros.core.models.building.structure.BenchmarkParams`.  Record: ``z_cmd`` = y1 (numerical DoF 1, the
     desired actuator displacement), ``z_ach`` = x_m (measured actuator displacement); the thesis's
     floor-1 magnitude is q on ``z_cmd`` (the numerical substructure's response)."""
