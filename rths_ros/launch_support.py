@@ -255,10 +255,11 @@ def prepare_run_dir(scenario: scn.Scenario, out: Path, refuse_existing_bag: bool
 
 def orderly_stop_s(scenario: scn.Scenario) -> float:
     """How long an orderly stop may take: the ABORT reaching every node (``safety.watchdog_s``), the plant's ramp
-    to the safe pose and its hold (:func:`~rths_ros.core.platform.safety.safe_ramp_bound_s`), the bag closed and
-    the teardown (5 s).  ``rths run`` waits this long after a Ctrl-C or a failed node; a launch waits this long
-    before it escalates SIGINT to SIGTERM."""
-    return scenario.safety.watchdog_s + 5.0 + safe_ramp_bound_s(scenario.safety)
+    to the safe pose and its hold (:func:`~rths_ros.core.platform.safety.safe_ramp_bound_s`), the bag closed, and
+    the teardown (bounded by its watchdog, :data:`rths_ros.runtime.teardown.TEARDOWN_S`).  ``rths run`` waits
+    this long after a Ctrl-C or a failed node; a launch waits this long before it escalates SIGINT to SIGTERM."""
+    from rths_ros.runtime.teardown import TEARDOWN_S
+    return scenario.safety.watchdog_s + TEARDOWN_S + safe_ramp_bound_s(scenario.safety)
 
 
 def node_env_overrides(env: dict | None = None) -> dict[str, str]:

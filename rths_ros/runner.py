@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import read_events, record_run_end
+from rths_ros.app.run_status import first_fault_of, read_events, record_run_end
 from rths_ros.launch_support import (
     COMPOSED_EXECUTABLE,
     NodeSpec,
@@ -193,7 +193,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         sup_ended = None
         forwarded = 0
         # after STOP a node flushes each of its publishers (up to safety.watchdog_s each) and tears down
-        # (up to 5 s): a node still running well past that is stuck
+        # (bounded by its watchdog): a node still running well past that is stuck
         stuck_s = drain_s + 4.0 * sp.watchdog_s + 10.0
         while True:
             codes = {n: p.poll() for n, p in procs.items()}
@@ -310,13 +310,32 @@ def _signal_all(procs: dict[str, subprocess.Popen], sig: int) -> None:
                 pass
 
 
+def _exit_notes(codes: dict, logs: dict) -> dict:
+    """Node processes that exited 1 because their teardown watchdog fired (the log has the mark, then faulthandler's
+    "Timeout (" and the stacks)."""
+    from rths_ros.runtime.teardown import TEARDOWN_MARK, TEARDOWN_S
+    notes = {}
+    for name, code in codes.items():
+        if code != 1 or name not in logs:
+            continue
+        try:
+            text = Path(logs[name]).read_text(errors="replace")
+        except OSError:
+            continue
+        i = text.rfind(TEARDOWN_MARK)
+        if i >= 0 and "Timeout (" in text[i:]:
+            notes[name] = (f"teardown did not finish within {TEARDOWN_S:g} s; its watchdog ended the process "
+                           f"(every thread's stack in {logs[name]})")
+    return notes
+
+
 def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, trials: int = 1) -> None:
     """The run's status and first fault (:func:`rths_ros.app.run_status.record_run_end`, into events.json) and the
     result: code, message and failed node.  An interrupted run says whether the platform reached its safe pose."""
     signame = signal.Signals(signum).name if signum is not None else None
     failure = (result.message.splitlines()[0] if result.message else f"exit {result.code}") if result.code else None
     status, fault, events = record_run_end(out, result.exit_codes, trials, signame, failure, result.failed_node,
-                                           {n: str(p) for n, p in logs.items()})
+                                           {n: str(p) for n, p in logs.items()}, _exit_notes(result.exit_codes, logs))
     if signum is not None:
         result.code = 130 if signum == signal.SIGINT else 143
         safe = [e for e in events if e.get("type") == "SAFE"]
@@ -326,7 +345,10 @@ def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, t
     elif fault is not None and result.code != 0:
         result.failed_node = fault["node"] if fault["node"] in result.exit_codes else result.failed_node
         where = f" (first fault, step {fault['step']})" if fault["step"] >= 0 else " (first fault)"
-        result.message = f"run {status}: {fault['node']}: {fault['reason']}{where}\n" + result.message
+        first_abort = first_fault_of(events)
+        then = (f"; then {first_abort['node']}: {first_abort['reason']}"
+                if first_abort is not None and first_abort != fault else "")
+        result.message = f"run {status}: {fault['node']}: {fault['reason']}{where}{then}\n" + result.message
 
 
 __all__ = ["run_scenario", "RunResult", "RunError", "DomainLease", "ParameterError", "wait_until_running",

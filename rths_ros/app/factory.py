@@ -30,7 +30,7 @@ from rths_ros.core.platform.stewart import StewartKinematics
 __all__ = ["FAMILY_PARTS", "FamilyParts", "build_numerical", "build_platform_path", "build_force_path",
            "build_plant", "build_home_twin", "plant_seed", "start_lengths", "build_force_blend", "build_platform",
            "build_force_processor", "build_gait_platform", "gait_start_lengths", "build_passivity", "build_aff",
-           "apply_position_feedforward"]
+           "apply_position_feedforward", "INTERFACE_WIDTHS", "interface_widths"]
 
 
 def build_numerical(s: Scenario) -> NumericalModel:
@@ -143,6 +143,23 @@ FAMILY_PARTS: dict[str, FamilyParts] = {
                         _stewart_seed),
     "building": FamilyParts(_building_platform, _building_force, _building_plant, _building_seed),
 }
+
+
+#: entries of the interface arrays on the loop topics, per model family: (InterfaceCommand position and velocity
+#: = the model's command, InterfaceForce force = the model's load, InterfaceForce measured, InterfaceState position
+#: and velocity = the platform path's achieved state).  The loop's message validation (rths_ros.runtime.guard)
+#: rejects any other length; test/app/test_factory_widths.py checks the table against the built objects.
+INTERFACE_WIDTHS: dict[str, tuple[int, int, int, int]] = {
+    "interface_1d": (1, 1, 1, 1),
+    "gait": (3, 3, 3, 3),
+    "building": (3, 1, 1, 1),
+}
+
+
+def interface_widths(s: Scenario) -> dict[str, int]:
+    """{"command", "force", "measured", "state"}: the entries of the interface arrays of the scenario's loop."""
+    command, force, measured, state = INTERFACE_WIDTHS[s.numerical.family]
+    return {"command": command, "force": force, "measured": measured, "state": state}
 
 
 def build_platform_path(s: Scenario) -> PlatformPath:

@@ -143,14 +143,15 @@ def run_status(events: list[dict], trials: int, steps_expected: int, steps_recor
 
 def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str | None = None,
                    failure: str | None = None, failed_node: str | None = None,
-                   logs: dict | None = None) -> tuple[str, dict | None, list]:
+                   logs: dict | None = None, notes: dict | None = None) -> tuple[str, dict | None, list]:
     """At the end of a run (``rths run`` or a launch): the status and the first fault, written into
     OUT/events.json with every node process's exit code.  Returns (status, first fault, events).
 
     The first fault is the earliest ABORT; a node process that died without sending one (killed, a crash: any
     exit code but 0, 3 = aborted, 130/143 = stopped by a signal) is the first fault instead, and the ABORT another
     node sent about it (the plant's process watch) is its consequence.  ``failure`` (the runner's own reason, e.g.
-    the time limit) is the fault when nothing else is known.  ``interrupted_by``: the signal that stopped the run."""
+    the time limit) is the fault when nothing else is known.  ``interrupted_by``: the signal that stopped the run.
+    ``notes``: what is known about a node's exit beyond its code (e.g. its teardown watchdog fired)."""
     rec = read_events(out)
     events = rec["events"]
     fault = first_fault_of(events)
@@ -166,15 +167,18 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
             pass
         if fault is None or fault["node"] not in died:
             log = (logs or {}).get(node)
+            note = (notes or {}).get(node)
             fault = {"node": node, "step": fault["step"] if fault else -1,
-                     "reason": f"process {how}" + (f" (log: {log})" if log else "")}
+                     "reason": note or (f"process {how}" + (f" (log: {log})" if log else ""))}
     if interrupted_by is not None:
         status = "interrupted"
     elif failure is None:
         status = event_status(events, trials) if events else "incomplete"
     else:
+        # a run whose last trial reported DONE without an abort stays completed (its data are whole) even if a
+        # node failed afterwards (e.g. a teardown that hung): the failure is still the first fault and the exit code
         status = event_status(events, trials) if fault is not None else "aborted"
-        status = status if status in ("aborted", "interrupted") else "aborted"
+        status = status if status in ("aborted", "interrupted", "completed") else "aborted"
         if fault is None:       # the runner itself ended the run (time limit, a node stuck after the end)
             fault = {"node": failed_node or "runner", "step": -1, "reason": failure}
     rec.update({"status": status, "first_fault": fault, "exit_codes": dict(exit_codes)})

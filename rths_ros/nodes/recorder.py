@@ -54,7 +54,9 @@ class Recorder(RthsNode):
                 continue
             qos = {"event": events_qos(), "diagnostics": diagnostics_qos()}.get(t.kind, rq)
             self.bag.add_topic(t.name, t.type)
-            sub = self.create_subscription(_msg_class(t.type), t.name, self._writer_for(t.name), qos, raw=True)
+            # a topic with producers: only the run's own publishers (rths_ros.runtime.guard), nothing foreign in the bag
+            sub = (self.guard.subscription if t.producers else self.create_subscription)(
+                _msg_class(t.type), t.name, self._writer_for(t.name), qos, raw=True)
             if t.kind == "control":
                 self._expect_sub.append((sub, t.name))
         self._closed = False

@@ -67,12 +67,14 @@ class StewartPlatformNode(RthsNode):
         self.ilc_ff: dict[int, np.ndarray] = {0: np.zeros((6, scenario.steps))}
         self.pending: list[InterfaceCommand] = []
         if self.ilc is not None:
-            self.create_subscription(IlcFeedforward, "/rths/ilc_feedforward", self.on_ilc, events_qos())
+            topic = "/rths/ilc_feedforward"
+            self.guard.subscription(IlcFeedforward, topic, self.guard.validated(topic, self.on_ilc), events_qos())
         # AFF: the coefficients adapted after measurement k are applied to the command of step k+1
         self.aff = factory.build_aff(scenario) if "aff_learner" in scenario.run_nodes else None
         self.theta: dict[int, np.ndarray] = {}
         self.theta_latest = None
         if self.aff is not None:
+            self.guard.widths["aff_coefficients"] = int(self.aff.coefficients.size)
             self.control_subscription(AdaptiveFilter, "/rths/aff_coefficients", self.on_theta)
 
     def on_theta(self, msg: AdaptiveFilter) -> None:

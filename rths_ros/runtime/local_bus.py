@@ -12,6 +12,9 @@ the input of the beat-setting node (the plant's leg command) is queued and proce
 loop.  Otherwise every step would nest one level deeper.  The drain yields to the executor
 every ``BATCH`` steps and resumes from a timer, so events and timers keep running.  In realtime
 mode the beat node's input only stores the newest command, so it is delivered synchronously too.
+
+No DDS sample reaches a local-bus callback, so a foreign publisher cannot reach the loop of a composed process;
+the loop guard's message validation still applies to every message (rths_ros.runtime.guard).
 """
 from __future__ import annotations
 

@@ -13,7 +13,9 @@ What every node gets from :class:`RthsNode`:
   acknowledgements, so a slow reader (the recorder) never loses a sample;
 * timing diagnostics (LoopTiming on /rths/timing and diagnostic_msgs on /diagnostics) about once a
   second, and a JSON summary in OUT/timing/<node>.json at the end;
-* clean shutdown on SIGINT/SIGTERM.
+* clean shutdown on SIGINT/SIGTERM;
+* a bounded exit: a teardown that has not finished :data:`~rths_ros.runtime.teardown.TEARDOWN_S` = 10 s
+  after it began writes every thread's stack to the log and exits 1 (:mod:`rths_ros.runtime.teardown`).
 """
 from __future__ import annotations
 
@@ -34,10 +36,15 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import interrupt_reason
+from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError, describe
+from rths_ros.runtime import fault_injection, guard
+from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.rt import apply_realtime
+from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
 
@@ -72,6 +79,7 @@ class RthsNode(Node):
         self.mode = scenario.loop.mode
         self.cq = control_qos(scenario.loop.qos, self.dt)
         self.timing = TimingStats()
+        self.guard = guard.LoopGuard(self)   # the publisher check and the message validation of the loop topics
         self.done = False
         self.exit_code = 0
         self.abort_reason = ""
@@ -145,10 +153,10 @@ class RthsNode(Node):
             n = 1 if "recorder" in self.scenario.run_nodes and topic in BY_NAME else 0
             self._expect_pub.append((pub, topic, n))
             from rths_ros.runtime.local_bus import LocalPublisher
-            return LocalPublisher(pub, self.local_bus, topic)
+            return fault_injection.corrupting(self.scenario, topic, LocalPublisher(pub, self.local_bus, topic))
         n = expected_consumers(topic, self.scenario.run_nodes) if topic in BY_NAME else 0
         self._expect_pub.append((pub, topic, n))
-        return pub
+        return fault_injection.corrupting(self.scenario, topic, pub)
 
     def control_subscription(self, msg_type, topic: str, callback, expect_producer: bool = True):
         """Subscription with the run's control QoS.
@@ -157,17 +165,19 @@ class RthsNode(Node):
         QoS events do it (deadline = the profile's deadline, message-lost events).  rclpy's events
         executor can hang on QoS event handlers, so with it the same two counts are kept on the
         Python side: an arrival gap longer than the deadline is a deadline miss, a gap in the step
-        index is a lost message.
+        index is a lost message.  The loop guard comes first (rths_ros.runtime.guard).
         """
         callback = self._watched(topic, callback)
-        if self.local_bus is not None:
-            self.local_bus.subscribe(topic, self._monitored(callback), deferred=topic in self.beat_inputs)
+        if self.local_bus is not None:   # in-process delivery: no foreign publisher can reach it
+            self.local_bus.subscribe(topic, self.guard.validated(topic, self._monitored(callback)),
+                                     deferred=topic in self.beat_inputs)
             return None
+        kw = {}
         if self.scenario.realtime.executor == "single_threaded":
-            cbs = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
-            sub = self.create_subscription(msg_type, topic, callback, self.cq.profile, event_callbacks=cbs)
+            kw["event_callbacks"] = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
         else:
-            sub = self.create_subscription(msg_type, topic, self._monitored(callback), self.cq.profile)
+            callback = self._monitored(callback)
+        sub = self.guard.subscription(msg_type, topic, self.guard.validated(topic, callback), self.cq.profile, **kw)
         if expect_producer:
             self._expect_sub.append((sub, topic))
         return sub
@@ -294,7 +304,7 @@ class RthsNode(Node):
     def _check_ready(self) -> None:
         if self.ready_sent:
             return
-        if self.serving() and self.connected():
+        if self.serving() and self.connected() and self.guard.ready():   # ready: the run's publishers are known
             self.ready_sent = True
             self._ready_timer.cancel()
             self.emit(TestEvent.READY)
@@ -316,6 +326,7 @@ class RthsNode(Node):
             self._arm_watchdog()
         if msg.type == TestEvent.START and not self.started:
             self.started = True
+            self.guard.snapshot(freeze=True)
             self.on_start()
         elif msg.type == TestEvent.STOP and not self.done:
             self.stop_step = int(msg.step)
@@ -342,6 +353,29 @@ class RthsNode(Node):
         self.publish_timing()
         self.sync_readers(0, force=True, timeout_s=1.0)
         self.finish(3)
+
+    def request_stop(self, signame: str, code: int, first: bool) -> None:
+        """The process got SIGINT / SIGTERM (see :class:`OrderlyStop`).  Before START there is nothing to ramp: the
+        node ends.  During the run the supervisor sends ABORT "interrupted by SIG..." at once (``first``); any
+        other node sends it only if no ABORT or STOP has arrived a moment later (a run without a supervisor).
+        The ABORT then ends the run as any abort does: the plant ramps to its safe pose and reports SAFE."""
+        if self.done:
+            return
+        if not self.started:
+            self.abort_reason = self.abort_reason or f"stopped by signal {signame} before the run started"
+            self.finish(code)
+            return
+        if self.abort_reason or self.stop_step is not None:
+            return          # the run is ending already
+        if first and self.role != "supervisor":
+            return
+        self.abort_reason = interrupt_reason(signame)
+        self.get_logger().warning(self.abort_reason)
+        self.emit(TestEvent.ABORT, self.progress_step(), self.abort_reason)
+
+    def progress_step(self) -> int:
+        """The step this node has reached (for the step of an event it sends); 0 if it does not know."""
+        return int(self.timing.summary().get("steps", 0)) if hasattr(self.timing, "summary") else 0
 
     def trial_of(self, step: int) -> int:
         return int(step) // self.trial_len
@@ -405,6 +439,7 @@ class RthsNode(Node):
         s["exit_code"] = self.exit_code
         s["abort_reason"] = self.abort_reason
         s["watchdog_stalls"] = self.watchdog_stalls
+        s.update(self.guard.summary())
         if self.watchdog_trip is not None:
             s["watchdog_trip"] = self.watchdog_trip
         return s
@@ -461,7 +496,8 @@ def load_scenario_from_args(args) -> scn.Scenario:
 SPIN_HANG_S = 60.0
 
 
-def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
+def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float, stop: OrderlyStop | None = None,
+               stop_bound_s: float = 30.0) -> None:
     import faulthandler
 
     t_end = time.monotonic() + deadline_s
@@ -473,6 +509,8 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
             if now - armed_at > 1.0:      # re-arming restarts faulthandler's thread: once a second, not per spin
                 faulthandler.dump_traceback_later(SPIN_HANG_S, exit=True)
                 armed_at = now
+            if stop is not None:
+                stop.service(nodes, stop_bound_s)
             executor.spin_once(timeout_sec=0.05)
             if now > t_end:
                 for n in nodes:
@@ -481,16 +519,6 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float) -> None:
                         n.finish(4)
     finally:
         faulthandler.cancel_dump_traceback_later()
-
-
-def _exit_after(seconds: float, code: int) -> None:
-    import os
-    import threading
-
-    def _bail():
-        time.sleep(seconds)
-        os._exit(code)
-    threading.Thread(target=_bail, name="teardown-watchdog", daemon=True).start()
 
 
 def make_executor(kind: str):
@@ -526,17 +554,10 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
                                       tuple(rt.cpu_affinity), rt.mlockall, False)
     rclpy.init(args=["--ros-args", *ros_args[1:]] if ros_args else None,
                signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
-    stop_requested = {"sig": None}
-
-    def _on_signal(signum, _frame):
-        stop_requested["sig"] = signum
-        for n in nodes:
-            n.abort_reason = n.abort_reason or f"stopped by signal {signal.Signals(signum).name}"
-            n.finish(130 if signum == signal.SIGINT else 143)
-
+    stop = OrderlyStop()
     nodes: list[RthsNode] = []
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
     executor = make_executor(scenario.realtime.executor)
     if len(node_classes) > 1 and scenario.realtime.local_bus:
         from rths_ros.runtime.local_bus import LocalBus
@@ -551,7 +572,9 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
             executor.add_node(n)
         if scenario.realtime.gc_freeze:
             apply_realtime(gc_freeze=True)
-        spin_nodes(nodes, executor, scenario.loop.timeout_s)
+        sp = scenario.safety
+        spin_nodes(nodes, executor, scenario.loop.timeout_s, stop,
+                   sp.watchdog_s + 5.0 + safe_ramp_bound_s(sp))
         code = max((n.exit_code for n in nodes), default=0)
     except ParameterError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
@@ -561,29 +584,6 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     except Exception:
         traceback.print_exc()
         code = 1
-    finally:
-        for n in nodes:
-            try:
-                n.finalize()
-            except Exception:
-                traceback.print_exc()
-                code = code or 1
-            if n.abort_reason:
-                print(f"{n.role}: {n.abort_reason}", file=sys.stderr)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        # Everything is persisted by now.  rclpy's teardown can hang (seen with the events executor and
-        # QoS event handlers), so it gets a bounded time and the process exits with its code regardless.
-        _exit_after(5.0, code)
-        try:
-            executor.shutdown(timeout_sec=1.0)
-        except Exception:
-            pass
-        for n in nodes:
-            try:
-                n.destroy_node()
-            except Exception:
-                pass
-        if rclpy.ok():
-            rclpy.shutdown()
+    finally:   # bounded by a watchdog that needs no GIL: rths_ros.runtime.teardown
+        code = teardown(prog, nodes, executor, scenario.faults, code)
     return code

@@ -27,6 +27,8 @@ class TimingStats:
         self.deadline_misses = 0
         self.lost_messages = 0
         self.late_messages = 0
+        self.foreign_messages = 0     # from a publisher that is not the run's producer of the topic (dropped)
+        self.invalid_messages = 0     # failed the loop's message validation (NaN, inf, size, length, step): abort
         self.compute_ns_total = 0
 
     # -- recording (fast path) -------------------------------------------------------------
@@ -71,5 +73,7 @@ class TimingStats:
             "deadline_misses": int(self.deadline_misses),
             "lost_messages": int(self.lost_messages),
             "late_messages": int(self.late_messages),
+            "foreign_messages": int(self.foreign_messages),
+            "invalid_messages": int(self.invalid_messages),
             "compute_mean_s": (self.compute_ns_total * 1e-9 / self.steps) if self.steps else float("nan"),
         }

@@ -66,3 +66,33 @@ def test_killed_node_ends_the_launch_non_zero_naming_it(tmp_path, victim):
     steps = [m.step for _, m in bag["/rths/interface_command"]]
     assert len(steps) > 100 and steps == sorted(steps)
     assert (out / "metrics.json").is_file()               # what was recorded up to the fault is analysed
+
+
+def test_ctrl_c_of_the_launch_ramps_the_platform_to_the_safe_pose_before_the_nodes_end(tmp_path):
+    """A Ctrl-C in the terminal (SIGINT to the launch's whole process group): every node gets one SIGINT, the run
+    aborts as interrupted, the plant ramps to its safe pose and reports SAFE (events.json and the bag), and every
+    node ends by itself, before the launch would escalate to SIGTERM."""
+    out, log = tmp_path / "run", tmp_path / "launch.log"
+    lease = DomainLease()
+    proc = _launch(out, log, lease.domain_id)
+    try:
+        assert wait_until_running(out, timeout_s=90.0), log.read_text(errors="replace")[-3000:]
+        time.sleep(1.0)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        lease.close()
+    text = log.read_text(errors="replace")
+    rec = read_events(out)
+    assert rec["status"] == "interrupted", (rec["status"], text[-3000:])
+    assert rec["first_fault"]["reason"].startswith("interrupted by SIGINT")
+    kinds = [(e["type"], e["source"]) for e in rec["events"]]
+    assert ("SAFE", "sim_plant") in kinds and kinds.index(("SAFE", "sim_plant")) > kinds.index(("ABORT", "supervisor"))
+    bag = read_bag(out / "bag", ["/rths/events"])
+    assert any(m.source == "sim_plant" and "safe pose reached" in m.reason for _, m in bag["/rths/events"])
+    assert "escalating to 'SIGTERM'" not in text, text[-3000:]
+    assert "the platform was ramped to its safe pose" in text, text[-3000:]
+    assert not node_pids(str(out)), "node processes left behind"

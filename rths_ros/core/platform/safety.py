@@ -1,9 +1,9 @@
 """Safety: limits, watchdogs, the safe-pose ramp, and the checks at the node boundaries.
 
-* Non-finite values never enter the fast path.  Each node checks what it receives (the sensor driver its
-  wrench, the numerical part its force, the platform its interface command, the plant its leg command); a
-  NaN or inf aborts the run with the node, the quantity and the step named.  The in-process virtual run
-  applies the same checks.
+* Non-finite values never enter the fast path.  Every node validates every loop message it reads
+  (rths_ros.runtime.guard: finite, within 1e9, arrays of the expected length, a step index within the run) and
+  checks what it computes (the numerical part its force, the plant its leg command); a NaN or inf aborts the run
+  with the node, the quantity and the step named.  The in-process virtual run applies the same checks.
 * The sensor's rated range (:attr:`SafetyParams.force_limit_n`, ``torque_limit_nm``) and the interface
   displacement (``interface_limit_m``) are limits like the leg stroke, speed and joint angle of the
   platform commander: exceeding one aborts the run.
@@ -26,12 +26,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.params import param
+from rths_ros.params import ParameterError, param
+
+#: the loop topics a fault can corrupt (faults.corrupt_topic; rths_ros.runtime.fault_injection) and the kinds
+CORRUPTIBLE_TOPICS = ("/rths/leg_command", "/rths/leg_state", "/rths/raw_wrench", "/rths/interface_force",
+                      "/rths/interface_command", "/rths/interface_state", "/rths/passivity", "/rths/aff_coefficients")
+VARIABLE_LENGTH_TOPICS = ("/rths/interface_force", "/rths/interface_command", "/rths/interface_state",
+                          "/rths/aff_coefficients")
+CORRUPT_KINDS = ("nan", "inf", "huge", "length", "step", "duplicate", "stale")
 
 
 @dataclass(frozen=True)
 class FaultParams:
-    """Fault injection for tests and drills (the simulated plant only)."""
+    """Fault injection for tests and drills (the simulated plant and the node processes)."""
 
     nan_wrench_at_step: int = param(-1, "", -1, 10**9, "the plant reports a NaN wrench at this global step "
                                     "(-1 = never)")
@@ -46,6 +53,24 @@ class FaultParams:
     delay_spike_s: float = param(0.0, "s", 0.0, 0.1, "the force sensor node sleeps this long before "
                                  "publishing, every delay_every_steps steps")
     delay_every_steps: int = param(100, "", 1, 10**9, "period of the injected delay spikes [steps]")
+    teardown_hang_s: float = param(0.0, "s", 0.0, 3600.0, "every node process (or teardown_hang_node's) blocks "
+                                   "this long in its teardown, in C holding the GIL, to prove the teardown "
+                                   "watchdog (docs/reliability.md; 0 = off)")
+    teardown_hang_node: str = param("", "", doc="the node whose process hangs with teardown_hang_s (a name of "
+                                    "`nodes`; empty = every node)")
+    corrupt_topic: str = param("", "", doc="the node that publishes this loop topic sends its message of "
+                               "corrupt_at_step corrupted as corrupt_kind says, once (node graph only; empty = never)",
+                               choices=("",) + CORRUPTIBLE_TOPICS)
+    corrupt_kind: str = param("nan", "", doc="nan, inf, huge (1e300): the message's first value; length: its first "
+                              "array one entry longer (interface and AFF topics); step: a step index beyond the run; "
+                              "duplicate: sent twice; stale: the previous step's message sent again after it",
+                              choices=CORRUPT_KINDS)
+    corrupt_at_step: int = param(-1, "", -1, 10**9, "global step of the corrupted message (-1 = never)")
+
+    def validate(self) -> None:
+        if self.corrupt_kind == "length" and self.corrupt_topic and self.corrupt_topic not in VARIABLE_LENGTH_TOPICS:
+            raise ParameterError(f"corrupt_kind: 'length' is not allowed with corrupt_topic = {self.corrupt_topic!r} "
+                                 "(fixed-size arrays); expected a topic of " + ", ".join(VARIABLE_LENGTH_TOPICS))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,422 @@
+"""What a node lets through from a loop topic: only the run's own publishers, only sound messages.
+
+Two checks sit in front of every loop callback (``RthsNode.control_subscription``; the recorder and the
+stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
+
+* **Publisher check** (:class:`PublisherCheck`, DDS subscriptions only).  Every sample carries the gid of the
+  publisher that wrote it (rclpy's MessageInfo ``publisher_gid``).  A node accepts a topic's samples only from
+  the gids of the topic's producers in :data:`rths_ros.runtime.topics.TOPICS` that the scenario runs, found by
+  node name and namespace in the ROS graph (``get_publishers_info_by_topic``): a node announces READY only once
+  every such producer is there (so the table is complete when the handshake ends), looks again at START and
+  once more for each gid not seen before.  From START on the table is closed for a producer that already has a
+  publisher: a second publisher under the same node name is foreign.
+  A foreign sample is dropped before anything reads it, counted (``foreign_messages`` in the node's timing
+  summary, per topic under ``guard``) and reported once per publisher as an event on /rths/events
+  (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.  On the local bus of a composed
+  process (rths_ros.runtime.local_bus) the loop messages never pass through DDS, so no foreign sample can reach
+  those callbacks; only the recorder reads the loop over DDS there, and it checks the publishers too.
+* **Message validation** (:class:`MessageValidator`, every loop callback, DDS or local bus, whatever the
+  publisher).  Per topic (:data:`SPECS`): the step index must be new (a step at or below the last one taken is
+  stale, a duplicate or out of order: dropped and counted as ``late_messages``, as the lockstep flow counts a
+  late message), and within the run (no step beyond the last one a run can reach, the ramp to the safe pose
+  included); every array has its expected length (the message's fixed size, or the scenario's interface widths,
+  :func:`rths_ros.app.factory.interface_widths`); every value is finite and within :data:`HUGE`.  Anything else
+  is a corrupt message: the node drops it and every later one, aborts the run with a reason that names the topic,
+  the field and the step (``invalid_messages``), and the plant ramps to its safe pose; the corrupt message never
+  reaches the callback, so it never reaches the plant.
+
+Cost per message: one set lookup of the gid, one comparison of the step, and per array one ``math.hypot`` (a
+single C call over the values, exact for "all finite and within HUGE" except for a norm above HUGE, which is then
+checked value by value).  docs/safety.md lists the cases and what happens.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import attrgetter
+
+from rths_ros.msg import TestEvent
+
+#: no quantity of the loop comes near this magnitude in SI units (leg lengths ~1 m, forces below the sensor range
+#: of at most 1e6 N, energies, coefficients): a value beyond it is corrupt
+HUGE = 1e9
+#: the event a rejected foreign publisher is reported with: TestEvent has no warning type and no node acts on PAUSE
+#: (the run does not pause); the reason says what happened ("rejected ...")
+GUARD_EVENT = TestEvent.PAUSE
+#: foreign publishers reported as events per node (every sample is counted)
+MAX_REPORTS = 10
+#: a gid whose node is not named in the ROS graph yet is looked up again at most this often, and reported under
+#: no name after RECHECK_GIVE_UP_S (its samples are dropped meanwhile)
+RECHECK_S = 0.05
+RECHECK_GIVE_UP_S = 2.0
+#: what rclpy reports for an endpoint whose node's name has not arrived yet
+UNKNOWN_NAME = "_NODE_NAME_UNKNOWN_"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One checked array of a message: ``get(msg)`` its values; ``width`` the expected number (an int, a key of the
+    widths table, or None: any); ``names`` names the entries of a group of scalars (else ``name[i]``)."""
+
+    name: str
+    get: Callable
+    width: int | str | None
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The checks of one topic: the message's index field (``step``; the ILC feedforward's ``trial``), its arrays,
+    and an optional consistency check ``extra(msg) -> reason | None``."""
+
+    index: str
+    fields: tuple[Field, ...]
+    extra: Callable | None = None
+
+
+def _values(name: str) -> Callable:
+    """The values of an array field as a list of floats (rclpy keeps a fixed-size array as a numpy array and a
+    sequence as an array.array: both have ``tolist``, far cheaper to unpack than numpy scalars)."""
+    get = attrgetter(name)
+    return lambda m: get(m).tolist()
+
+
+def _arrays(*names: str, width: int | str) -> tuple[Field, ...]:
+    return tuple(Field(n, _values(n), width) for n in names)
+
+
+def _wrench(m) -> tuple:
+    f, t = m.wrench.force, m.wrench.torque
+    return f.x, f.y, f.z, t.x, t.y, t.z
+
+
+_PASSIVITY = ("p_error", "p_tot", "p_error_filtered", "p_tot_filtered", "alpha", "damping_force", "e_error", "e_diss")
+
+
+def _passivity(m) -> tuple:
+    return (m.p_error, m.p_tot, m.p_error_filtered, m.p_tot_filtered, m.alpha, m.damping_force, m.e_error, m.e_diss)
+
+
+def _legs_times(count: str, data: str):
+    """Consistency of a per-leg table: 6 legs, n_legs x ``count`` = len(``data``)."""
+    def extra(m) -> str | None:
+        n = len(getattr(m, data))
+        if m.n_legs != 6 or m.n_legs * getattr(m, count) != n:
+            return f"n_legs = {m.n_legs} x {count} = {getattr(m, count)} does not give the {n} entries of {data}"
+        return None
+    return extra
+
+
+#: the loop topics and what is checked on each (see the module doc)
+SPECS: dict[str, Spec] = {
+    "/rths/leg_command": Spec("step", _arrays("length", "velocity", "feedforward_velocity", "feedforward_position",
+                                              width=6)),
+    "/rths/leg_state": Spec("step", _arrays("length", "velocity", "current", width=6)),
+    "/rths/raw_wrench": Spec("step", (Field("wrench", _wrench, 6),)),
+    "/rths/interface_force": Spec("step", (Field("force", _values("force"), "force"),
+                                           Field("measured", _values("measured"), "measured"))),
+    "/rths/interface_command": Spec("step", _arrays("position", "velocity", width="command")),
+    "/rths/interface_state": Spec("step", _arrays("position", "velocity", width="state")),
+    "/rths/passivity": Spec("step", (Field("passivity", _passivity, 8, _PASSIVITY),)),
+    "/rths/aff_coefficients": Spec("step", (Field("coefficients", _values("coefficients"), "aff_coefficients"),),
+                                   _legs_times("n_coefficients", "coefficients")),
+    "/rths/ilc_feedforward": Spec("trial", (Field("data", _values("data"), "ilc_feedforward"),),
+                                  _legs_times("n_samples", "data")),
+}
+
+
+def value_fault(values) -> tuple[int, float] | None:
+    """(index, value) of the first entry that is NaN, inf or beyond :data:`HUGE` in magnitude, else None."""
+    try:
+        if math.hypot(*values) <= HUGE:      # one C call: all finite and the norm within HUGE
+            return None
+    except (TypeError, ValueError, OverflowError):
+        pass
+    for i, v in enumerate(values):
+        if not -HUGE <= v <= HUGE:
+            return i, float(v)
+    return None
+
+
+def describe_value_fault(field: Field, i: int, v: float, index: str, k: int, topic: str) -> str:
+    entry = field.names[i] if field.names else f"{field.name}[{i}]"
+    if not math.isfinite(v):
+        return f"non-finite {entry} = {v!r} at {index} {k} on {topic}"
+    return f"{entry} = {v:.6g} beyond the plausible magnitude {HUGE:g} at {index} {k} on {topic}"
+
+
+class MessageValidator:
+    """The message validation (module doc).  ``widths`` resolves the named widths (a dict, or a callable
+    ``key -> int | None`` evaluated when a topic is first wrapped); ``last_index`` maps an index field to the
+    largest value a run can reach; ``abort(index, reason)`` is called once for the first corrupt message, after
+    which every message is dropped; ``timing`` counts (``late_messages``, ``invalid_messages``)."""
+
+    def __init__(self, widths, last_index: dict[str, int], timing, abort: Callable[[int, str], None]):
+        self._widths = widths
+        self.last_index = last_index
+        self.timing = timing
+        self._abort = abort
+        self.tripped = False
+        self.stale: dict[str, list[int]] = {}
+        self.invalid: dict[str, str] = {}
+
+    def width(self, key) -> int | None:
+        if key is None or isinstance(key, int):
+            return key
+        return self._widths(key) if callable(self._widths) else self._widths.get(key)
+
+    def wrap(self, topic: str, callback: Callable) -> Callable:
+        """``callback`` behind the validation of ``topic`` (unchanged for a topic without a spec)."""
+        spec = SPECS.get(topic)
+        if spec is None:
+            return callback
+        index, extra = spec.index, spec.extra
+        checks = tuple((f, f.get, self.width(f.width)) for f in spec.fields)
+        hi = self.last_index[index]
+        stale = self.stale.setdefault(topic, [0])
+        last = [-1]
+        timing = self.timing
+
+        def cb(msg) -> None:
+            if self.tripped:
+                return
+            k = getattr(msg, index)
+            if k <= last[0]:                 # stale, duplicate or out of order
+                stale[0] += 1
+                timing.late_messages += 1
+                return
+            if k > hi:                       # (the abort names the last sound index as its step)
+                self._reject(topic, max(last[0], 0), f"{index} index {k} beyond the last one of the run ({hi}) on "
+                                                     f"{topic}")
+                return
+            for f, get, n in checks:
+                values = get(msg)
+                if n is not None and len(values) != n:
+                    self._reject(topic, k, f"{f.name} has {len(values)} entries where {n} are expected at {index} "
+                                           f"{k} on {topic}")
+                    return
+                bad = value_fault(values)
+                if bad is not None:
+                    self._reject(topic, k, describe_value_fault(f, bad[0], bad[1], index, k, topic))
+                    return
+            if extra is not None:
+                why = extra(msg)
+                if why is not None:
+                    self._reject(topic, k, f"{why} at {index} {k} on {topic}")
+                    return
+            last[0] = k
+            callback(msg)
+        return cb
+
+    def _reject(self, topic: str, k: int, reason: str) -> None:
+        self.timing.invalid_messages += 1
+        self.invalid.setdefault(topic, reason)
+        if not self.tripped:
+            self.tripped = True
+            self._abort(int(k), reason)
+
+
+_MSG_AND_INFO = inspect.Signature([inspect.Parameter("msg", inspect.Parameter.POSITIONAL_ONLY),
+                                   inspect.Parameter("info", inspect.Parameter.POSITIONAL_ONLY)])
+
+
+def _gid16(gid) -> bytes:
+    return bytes(gid)[:16]
+
+
+class PublisherCheck:
+    """The publisher check (module doc).  ``expected``: topic -> the producer node names the run has;
+    ``lookup(topic)`` -> [(node name, namespace, gid bytes)] of the topic's publishers in the ROS graph;
+    ``report(topic, publisher, gid)`` is called once per foreign publisher; ``timing.foreign_messages`` counts."""
+
+    def __init__(self, namespace: str, expected: dict[str, tuple[str, ...]], lookup: Callable, report: Callable,
+                 timing):
+        self.namespace = namespace
+        self.expected = expected
+        self.lookup = lookup
+        self.report = report
+        self.timing = timing
+        self.frozen = False
+        self.allowed: dict[str, set[bytes]] = {}
+        self.owners: dict[str, dict[str, set[bytes]]] = {}
+        self.foreign: dict[str, set] = {}
+        self.counts: dict[str, list[int]] = {}
+        self.publishers: list[dict] = []
+        self._graph: dict[bytes, str] = {}     # gid -> node of every publisher seen in the graph (for the reports)
+        self.pending: dict[bytes, tuple[float, float]] = {}   # unknown gid -> (first seen, last looked up)
+
+    def wrap(self, topic: str, callback: Callable) -> Callable:
+        """A subscription callback for ``topic`` that takes (message, MessageInfo) and hands ``callback`` the
+        message of a run's publisher only.  Its signature says two arguments, so rclpy passes the MessageInfo; it
+        also takes the pair as one tuple (the EventsExecutor of rclpy 9 passes it so)."""
+        allowed = self.allowed.setdefault(topic, set())
+        self.owners.setdefault(topic, {})
+        self.foreign.setdefault(topic, set())
+        self.counts.setdefault(topic, [0])
+
+        def cb(*args) -> None:
+            msg, info = args if len(args) == 2 else args[0]
+            gid = info.get("publisher_gid") if info else None
+            data = gid["data"] if gid else None
+            if data in allowed:
+                callback(msg)
+            else:
+                self._unknown(topic, msg, data, callback)
+        cb.__signature__ = _MSG_AND_INFO
+        return cb
+
+    def _unknown(self, topic: str, msg, data, callback) -> None:
+        """A sample of a gid not (yet) allowed: ask the graph again (at most every RECHECK_S for a gid whose node is
+        not named in the graph yet); a run's producer is taken, anything else is dropped and counted, and reported
+        once its node is known (or RECHECK_GIVE_UP_S later)."""
+        allowed, foreign = self.allowed[topic], self.foreign[topic]
+        if data is not None and data not in foreign:
+            now = time.monotonic()
+            first, last = self.pending.get(data, (now, 0.0))
+            if now - last >= RECHECK_S:
+                self.refresh(topic)
+                self.pending[data] = (first, now)
+            if _gid16(data) in allowed:
+                self.pending.pop(data, None)
+                allowed.add(data)
+                callback(msg)
+                return
+            who = self._graph.get(_gid16(data))
+            if who is None and now - first < RECHECK_GIVE_UP_S:     # its node is not in the graph yet
+                self._count(topic)
+                return
+            self.pending.pop(data, None)
+        self._count(topic)
+        if data in foreign:
+            return
+        foreign.add(data)
+        if data is None:
+            who = "a publisher without a gid"
+        else:
+            who = self._graph.get(_gid16(data)) or "a publisher its node never named in the ROS graph"
+        gid_hex = "-" if data is None else _gid16(data).hex()
+        self.publishers.append({"topic": topic, "publisher": who, "gid": gid_hex})
+        self.report(topic, who, gid_hex)
+
+    def _count(self, topic: str) -> None:
+        self.counts[topic][0] += 1
+        self.timing.foreign_messages += 1
+
+    def refresh(self, topic: str) -> None:
+        """Take the run's producers of ``topic`` from the ROS graph into the table (see the module doc)."""
+        names = self.expected.get(topic, ())
+        allowed, owners = self.allowed.setdefault(topic, set()), self.owners.setdefault(topic, {})
+        graph = dict(self._graph)
+        for name, ns, gid in self.lookup(topic):
+            if name == UNKNOWN_NAME:
+                continue        # the endpoint is discovered, its node's name not yet: decided on a later look
+            gid = _gid16(gid)
+            graph[gid] = f"{ns.rstrip('/')}/{name}"
+            if name not in names or ns != self.namespace:
+                continue
+            known = owners.setdefault(name, set())
+            if gid in known or (known and self.frozen):
+                continue        # after START a producer that has its publisher gets no second one
+            known.add(gid)
+            allowed.add(gid)
+        self._graph = graph
+
+    def ready(self) -> bool:
+        """Look the producers up; True when every producer the run has of every topic checked here has its
+        publisher in the table (a node announces READY only then, so the table is complete at START)."""
+        self.snapshot()
+        return all(name in self.owners.get(topic, {}) for topic in self.allowed
+                   for name in self.expected.get(topic, ()))
+
+    def snapshot(self, freeze: bool = False) -> None:
+        for topic in self.allowed:
+            self.refresh(topic)
+        self.frozen = self.frozen or freeze
+
+    def summary(self) -> dict:
+        return {"foreign": {t: c[0] for t, c in self.counts.items() if c[0]},
+                "foreign_publishers": list(self.publishers),
+                "producers": {t: {n: sorted(g.hex() for g in gids) for n, gids in o.items()}
+                              for t, o in self.owners.items()}}
+
+
+class LoopGuard:
+    """Both checks of one node (module doc): ``validated(topic, cb)`` for every loop callback,
+    ``subscription(...)`` = ``create_subscription`` behind the publisher check, ``snapshot`` at READY and START."""
+
+    def __init__(self, node):
+        from rths_ros.core.platform.safety import safe_ramp_bound_s
+        from rths_ros.runtime.topics import TOPICS
+        s = node.scenario
+        self.node = node
+        self.reports = 0
+        run = set(s.run_nodes)
+        expected = {t.name: tuple(p for p in t.producers if p in run) for t in TOPICS if t.producers}
+        #: widths by key; a node adds its own (stewart_platform: "aff_coefficients")
+        self.widths: dict[str, int] = {"ilc_feedforward": 6 * s.steps}
+        # the plant keeps counting steps while it ramps to the safe pose after an abort in the last trial's last step
+        g = s.platform.geometry
+        ramp_s = (math.pi * (g.leg_length_max_m - g.leg_length_min_m) / (2.0 * s.safety.ramp_speed_m_per_s)
+                  + s.safety.hold_s)
+        last_step = s.loop.trials * (s.steps + 1) + max(math.ceil(ramp_s / s.loop.dt_s),
+                                                         math.ceil(safe_ramp_bound_s(s.safety) / s.loop.dt_s)) + 1
+        self.validator = MessageValidator(self._width, {"step": last_step, "trial": s.loop.trials - 1}, node.timing,
+                                          self._abort)
+        self.publishers = PublisherCheck(node.get_namespace(), expected, self._lookup, self._report, node.timing)
+
+    def _width(self, key: str) -> int | None:
+        if key not in self.widths and key in ("command", "force", "measured", "state"):
+            from rths_ros.app.factory import interface_widths  # imported only by the nodes that read them
+            self.widths.update(interface_widths(self.node.scenario))
+        return self.widths.get(key)
+
+    def validated(self, topic: str, callback: Callable) -> Callable:
+        return self.validator.wrap(topic, callback)
+
+    def subscription(self, msg_type, topic: str, callback: Callable, qos, **kw):
+        """``create_subscription`` whose ``callback`` only sees the samples of the run's producers of ``topic``."""
+        return self.node.create_subscription(msg_type, topic, self.publishers.wrap(topic, callback), qos, **kw)
+
+    def snapshot(self, freeze: bool = False) -> None:
+        self.publishers.snapshot(freeze)
+
+    def ready(self) -> bool:
+        """Every producer of every topic this node reads over DDS is in the publisher table (module doc)."""
+        return self.publishers.ready()
+
+    def _lookup(self, topic: str) -> list[tuple[str, str, bytes]]:
+        return [(i.node_name, i.node_namespace, bytes(i.endpoint_gid))
+                for i in self.node.get_publishers_info_by_topic(topic)]
+
+    def _report(self, topic: str, publisher: str, gid: str) -> None:
+        node = self.node
+        producers = ", ".join(self.publishers.expected.get(topic, ())) or "none"
+        reason = (f"{node.role}: rejected {topic} from {publisher} (gid {gid}): not the run's producer "
+                  f"({producers}); its samples are dropped and counted, the run goes on")
+        node.get_logger().warning(reason)
+        self.reports += 1
+        if self.reports <= MAX_REPORTS:
+            node.emit(GUARD_EVENT, self._step(), reason)
+
+    def _step(self) -> int:
+        try:
+            return int(self.node.progress_step())
+        except Exception:      # a node without a step counter
+            return 0
+
+    def _abort(self, k: int, reason: str) -> None:
+        node = self.node
+        if node.abort_reason or node.done:
+            return
+        node.abort_reason = f"{node.role}: {reason}"
+        node.get_logger().error(node.abort_reason)
+        node.emit(TestEvent.ABORT, k, node.abort_reason)
+
+    def summary(self) -> dict:
+        out = self.publishers.summary()
+        out["stale"] = {t: c[0] for t, c in self.validator.stale.items() if c[0]}
+        out["invalid"] = dict(self.validator.invalid)
+        return {"guard": out}

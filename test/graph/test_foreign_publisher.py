@@ -1,0 +1,262 @@
+"""Nothing foreign reaches the platform: a node on the run's ROS domain that is not one of the run's producers
+publishes on every loop topic, and every node that reads a loop topic drops those samples (the publisher check
+of rths_ros.runtime.guard), counts them (``foreign_messages`` in OUT/timing/<node>.json, per topic under
+``guard``) and reports each foreign publisher once on /rths/events (a PAUSE event, "rejected ..."); the recorder
+keeps them out of the bag.  The foreign samples carry NaN: one that got through would abort the run.  The
+emergency stop stays open to anyone."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+import pytest
+import rclpy
+from graph_equivalence import assert_graph_matches_virtual
+from rclpy.executors import SingleThreadedExecutor
+from std_msgs.msg import String
+from test_safety import _assert_safe, _events, _start
+
+from rths_ros.app import scenario as scn
+from rths_ros.bag import read_bag
+from rths_ros.msg import (
+    AdaptiveFilter,
+    InterfaceCommand,
+    InterfaceForce,
+    InterfaceState,
+    LegCommand,
+    LegState,
+    PassivityState,
+    RawWrench,
+)
+from rths_ros.msg import TestEvent as Event
+from rths_ros.nodes.smoke_listener import SmokeListener
+from rths_ros.runner import DomainLease, run_scenario
+from rths_ros.runtime.guard import GUARD_EVENT
+from rths_ros.runtime.qos import control_qos, events_qos
+from rths_ros.runtime.topics import TOPICS
+
+LOOP_TOPICS = [t.name for t in TOPICS if t.kind == "control"]
+TYPES = {"/rths/leg_command": LegCommand, "/rths/leg_state": LegState, "/rths/raw_wrench": RawWrench,
+         "/rths/interface_force": InterfaceForce, "/rths/interface_command": InterfaceCommand,
+         "/rths/interface_state": InterfaceState, "/rths/passivity": PassivityState,
+         "/rths/aff_coefficients": AdaptiveFilter}
+NAN = float("nan")
+
+
+def _hostile(topic: str, k: int):
+    """A loop message that would abort the run (NaN) if a node took it, marked as the intruder's."""
+    m = TYPES[topic]()
+    m.header.frame_id = "intruder"
+    m.step = k
+    if topic in ("/rths/leg_command", "/rths/leg_state"):
+        m.length = [NAN] * 6
+    elif topic == "/rths/raw_wrench":
+        m.wrench.force.z = NAN
+    elif topic == "/rths/interface_force":
+        m.force, m.measured = [NAN], [NAN]
+    elif topic in ("/rths/interface_command", "/rths/interface_state"):
+        m.position, m.velocity = [NAN], [NAN]
+    elif topic == "/rths/passivity":
+        m.damping_force = NAN
+    else:
+        m.n_legs, m.n_coefficients, m.coefficients = 6, 1, [NAN] * 6
+    return m
+
+
+def _context(domain: int):
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    return ctx
+
+
+def _spin_until(ex, cond, timeout_s: float) -> bool:
+    t_end = time.monotonic() + timeout_s
+    while not cond() and time.monotonic() < t_end:
+        ex.spin_once(timeout_sec=0.02)
+    return cond()
+
+
+def _start_event() -> Event:
+    e = Event()
+    e.type, e.source = Event.START, "supervisor"
+    return e
+
+
+# ------------------------------------------------------------------------------------------------
+# one node in process, both executors
+
+
+@pytest.mark.parametrize("executor", ["events", "single_threaded"])
+def test_a_node_takes_a_loop_topic_only_from_the_runs_producer(executor):
+    """smoke_listener reads /rths/interface_command from smoke_talker.  An intruder publishes the same steps first,
+    with NaN: its samples are dropped before the validation (no abort), counted and reported once; the talker's all
+    arrive.  Both of rclpy's executors hand the publisher gid over (the EventsExecutor of rclpy 9 as one tuple)."""
+    lease = DomainLease()
+    ctx = _context(lease.domain_id)
+    s = scn.load("smoke", [f"realtime.executor={executor}"])
+    node = SmokeListener(s, None, context=ctx)
+    talker = rclpy.create_node("smoke_talker", context=ctx)
+    intruder = rclpy.create_node("intruder", context=ctx)
+    watcher = rclpy.create_node("watcher", context=ctx)
+    events: list = []
+    watcher.create_subscription(Event, "/rths/events", events.append, events_qos())
+    own = talker.create_publisher(InterfaceCommand, "/rths/interface_command", node.cq.profile)
+    bad = intruder.create_publisher(InterfaceCommand, "/rths/interface_command", node.cq.profile)
+    if executor == "events":
+        from rclpy.experimental import EventsExecutor
+        ex = EventsExecutor(context=ctx)
+    else:
+        ex = SingleThreadedExecutor(context=ctx)
+    for n in (node, talker, intruder, watcher):
+        ex.add_node(n)
+    try:
+        assert _spin_until(ex, lambda: own.get_subscription_count() >= 1 and bad.get_subscription_count() >= 1
+                           and node.guard.ready(), 20)      # what the node waits for before its READY
+        node._on_event(_start_event())               # START: the run's producers are taken from the graph
+        for k in range(1, 21):
+            bad.publish(_hostile("/rths/interface_command", k))
+            m = InterfaceCommand()
+            m.step, m.position, m.velocity = k, [1e-3 * k], [0.0]
+            own.publish(m)
+        assert _spin_until(ex, lambda: node.timing.steps == 20 and node.timing.foreign_messages == 20, 20), \
+            (node.timing.steps, node.timing.foreign_messages)
+        assert node.abort_reason == "" and node.timing.invalid_messages == 0 and node.timing.late_messages == 0
+        g = node.timing_summary()["guard"]
+        assert g["foreign"] == {"/rths/interface_command": 20}
+        assert [p["publisher"] for p in g["foreign_publishers"]] == ["/intruder"]
+        assert list(g["producers"]["/rths/interface_command"]) == ["smoke_talker"]
+        reported = lambda: [e for e in events if e.type == GUARD_EVENT and e.source == "smoke_listener"]
+        assert _spin_until(ex, lambda: reported(), 10)
+        assert len(reported()) == 1                    # once per foreign publisher, not per sample
+        assert "rejected /rths/interface_command from /intruder" in reported()[0].reason, reported()[0].reason
+    finally:
+        ex.shutdown()
+        for n in (node, talker, intruder, watcher):
+            n.destroy_node()
+        rclpy.shutdown(context=ctx)
+        lease.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# the whole graph
+
+
+class Intruder:
+    """A foreign node on the run's domain (created before the run starts) that publishes NaN on every loop topic,
+    every 2 ms, from a thread, until stopped."""
+
+    def __init__(self, domain: int, s, name: str = "intruder", topics=LOOP_TOPICS):
+        self.ctx = _context(domain)
+        self.node = rclpy.create_node(name, context=self.ctx)
+        qos = control_qos(s.loop.qos, s.loop.dt_s).profile
+        self.pubs = {t: self.node.create_publisher(TYPES[t], t, qos) for t in topics}
+        self.sent = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        k = 0
+        while not self._stop.is_set():
+            k += 1
+            for topic, pub in self.pubs.items():
+                if pub.get_subscription_count():
+                    pub.publish(_hostile(topic, k))
+                    self.sent += 1
+            time.sleep(0.002)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.ctx)
+
+
+def _timing(out, node: str) -> dict:
+    return json.loads((out / "timing" / f"{node}.json").read_text())
+
+
+READS = {"sim_plant": ["/rths/leg_command"], "ft_sensor": ["/rths/raw_wrench"],
+         "numerical_substructure": ["/rths/interface_force"],
+         "stewart_platform": ["/rths/interface_command", "/rths/leg_state"]}
+RECORDED = ["/rths/leg_state", "/rths/raw_wrench", "/rths/interface_force", "/rths/interface_command",
+            "/rths/interface_state", "/rths/leg_command"]
+
+
+@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed"])
+def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_of_the_bag(tmp_path, composed):
+    """The 1-D contact test (lockstep) while a foreign node floods every loop topic with NaN: the run completes,
+    reproduces the virtual run bit for bit, every reader counted and reported the intruder, the bag holds none of
+    its samples.  Composed: the loop goes over the local bus, which no DDS sample reaches; the recorder, the one
+    reader over DDS there, rejects them."""
+    ov = ["loop.duration_s=3.0"]
+    s = scn.load("contact_1d", ov)
+    lease = DomainLease()
+    intruder = Intruder(lease.domain_id, s)
+    try:
+        r = run_scenario(s, tmp_path / "run", composed=composed, progress=False, lease=lease)
+    finally:
+        intruder.close()
+    out = tmp_path / "run"
+    assert r.code == 0, r.message
+    assert intruder.sent > 1000
+    readers = {"recorder": RECORDED} if composed else dict(READS, recorder=RECORDED)
+    for node, topics in readers.items():
+        t = _timing(out, node)
+        assert t["invalid_messages"] == 0 and t["abort_reason"] == "", (node, t["abort_reason"])
+        assert set(t["guard"]["foreign"]) == set(topics), (node, t["guard"]["foreign"])
+        assert t["foreign_messages"] == sum(t["guard"]["foreign"].values()) > 0
+        assert {p["publisher"] for p in t["guard"]["foreign_publishers"]} == {"/intruder"}
+    if composed:                                  # the loop's readers never saw a DDS sample
+        for node in READS:
+            assert _timing(out, node)["foreign_messages"] == 0
+    reports = [e for e in _events(out) if e["type"] == "PAUSE" and "rejected" in e["reason"]]
+    assert {e["source"] for e in reports} == set(readers)
+    assert all("/intruder" in e["reason"] for e in reports)
+    bag = read_bag(out / "bag", RECORDED)
+    for topic in RECORDED:
+        msgs = [m for _, m in bag[topic]]
+        assert msgs and not any(m.header.frame_id == "intruder" for m in msgs), topic
+        steps = [int(m.step) for m in msgs]
+        assert steps == sorted(set(steps)), topic
+    assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
+
+
+def test_a_node_that_takes_a_producers_name_after_start_is_foreign_and_a_foreign_estop_still_aborts(tmp_path):
+    """A node named ft_sensor appears on the domain after START and publishes /rths/interface_force (NaN): the run's
+    ft_sensor owns the name already, so the numerical part and the recorder reject and report it, and the loop runs
+    on.  Then a foreign operator node publishes on /rths/estop: the emergency stop is open to anyone by design, the
+    run aborts with its reason and the platform goes to the safe pose.  (The classic executor this time.)"""
+    s, out, result, t, domain = _start(tmp_path, "impostor", ["loop.duration_s=600",
+                                                              "realtime.executor=single_threaded"])
+    impostor = Intruder(domain, s, name="ft_sensor", topics=["/rths/interface_force"])
+    ctx = _context(domain)
+    node = rclpy.create_node("operator", context=ctx)
+    events: list = []
+    node.create_subscription(Event, "/rths/events", events.append, events_qos())
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    try:
+        rejected = lambda: {e.source for e in events if e.type == GUARD_EVENT and "/rths/interface_force" in e.reason}
+        assert _spin_until(ex, lambda: {"numerical_substructure", "recorder"} <= rejected(), 30), rejected()
+        report = next(e for e in events if e.type == GUARD_EVENT and e.source == "numerical_substructure")
+        assert "rejected /rths/interface_force from /ft_sensor" in report.reason, report.reason
+        pub = node.create_publisher(String, "/rths/estop", events_qos())
+        assert _spin_until(ex, lambda: pub.get_subscription_count() >= 1, 20)
+        pub.publish(String(data="foreign operator"))
+        t.join(60)
+    finally:
+        impostor.close()
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+    r = result["r"]
+    assert r.code != 0 and "emergency stop: foreign operator" in r.message, r.message
+    num = _timing(out, "numerical_substructure")
+    assert num["foreign_messages"] > 0 and num["invalid_messages"] == 0
+    assert [p["publisher"] for p in num["guard"]["foreign_publishers"]] == ["/ft_sensor"]
+    assert "non-finite" not in num["abort_reason"]
+    _assert_safe(s, out)
