@@ -11,11 +11,10 @@ from pathlib import Path
 
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import RunStatus, read_events, run_status
-from rths_ros.msg import TestEvent
+from rths_ros.runtime.node import EVENT_NAMES as NODE_EVENT_NAMES
 
-EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
-               TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",
-               TestEvent.STOP: "STOP", TestEvent.ABORT: "ABORT", TestEvent.DONE: "DONE", TestEvent.SAFE: "SAFE"}
+#: TestEvent type -> name, as events.json spells it
+EVENT_NAMES = NODE_EVENT_NAMES
 
 
 class NoLoopData(ValueError):

@@ -43,9 +43,9 @@ from rths_ros.msg import TestEvent
 #: no quantity of the loop comes near this magnitude in SI units (leg lengths ~1 m, forces below the sensor range
 #: of at most 1e6 N, energies, coefficients): a value beyond it is corrupt
 HUGE = 1e9
-#: the event a rejected foreign publisher is reported with: TestEvent has no warning type and no node acts on PAUSE
-#: (the run does not pause); the reason says what happened ("rejected ...")
-GUARD_EVENT = TestEvent.PAUSE
+#: the event a rejected foreign publisher is reported with (no node acts on it: the run goes on); the reason says
+#: which topic and which publisher ("rejected ...")
+GUARD_EVENT = TestEvent.REJECTED
 #: foreign publishers reported as events per node (every sample is counted)
 MAX_REPORTS = 10
 #: a gid whose node is not named in the ROS graph yet is looked up again at most this often, and reported under
@@ -353,6 +353,7 @@ class LoopGuard:
         s = node.scenario
         self.node = node
         self.reports = 0
+        self.pending_reports: list[tuple[int, str]] = []
         run = set(s.run_nodes)
         expected = {t.name: tuple(p for p in t.producers if p in run) for t in TOPICS if t.producers}
         #: widths by key; a node adds its own (stewart_platform: "aff_coefficients")
@@ -382,6 +383,10 @@ class LoopGuard:
 
     def snapshot(self, freeze: bool = False) -> None:
         self.publishers.snapshot(freeze)
+        if freeze:          # START: the supervisor hears this node now (its READY arrived); send what waited
+            pending, self.pending_reports = self.pending_reports, []
+            for step, reason in pending:
+                self.node.emit(GUARD_EVENT, step, reason)
 
     def ready(self) -> bool:
         """Every producer of every topic this node reads over DDS is in the publisher table (module doc)."""
@@ -398,8 +403,12 @@ class LoopGuard:
                   f"({producers}); its samples are dropped and counted, the run goes on")
         node.get_logger().warning(reason)
         self.reports += 1
-        if self.reports <= MAX_REPORTS:
+        if self.reports > MAX_REPORTS:
+            return
+        if node.started:
             node.emit(GUARD_EVENT, self._step(), reason)
+        else:               # before START the supervisor may not hear this node yet: report at START
+            self.pending_reports.append((self._step(), reason))
 
     def _step(self) -> int:
         try:

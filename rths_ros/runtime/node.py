@@ -51,7 +51,7 @@ from rths_ros.runtime.topics import BY_NAME, expected_consumers
 EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
                TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",
                TestEvent.STOP: "STOP", TestEvent.ABORT: "ABORT", TestEvent.DONE: "DONE",
-               TestEvent.SAFE: "SAFE"}
+               TestEvent.SAFE: "SAFE", TestEvent.REJECTED: "REJECTED"}
 
 
 def stamp_ns(stamp) -> int:
