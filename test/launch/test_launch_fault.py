@@ -34,23 +34,31 @@ def _launch(out: Path, log: Path, domain: int) -> subprocess.Popen:
                             env=env, start_new_session=True)
 
 
-@pytest.mark.parametrize("victim", ["numerical_substructure", "recorder"])
-def test_killed_node_ends_the_launch_non_zero_naming_it(tmp_path, victim):
-    out, log = tmp_path / "run", tmp_path / "launch.log"
+def _launch_and(out: Path, log: Path, act) -> int:
+    """Launch the run, do ``act(launch process)`` one second into the loop, wait for the launch to end; its code."""
     lease = DomainLease()
     proc = _launch(out, log, lease.domain_id)
     try:
         assert wait_until_running(out, timeout_s=90.0), log.read_text(errors="replace")[-3000:]
         time.sleep(1.0)                                    # mid-run: the loop is stepping
-        pids = node_pids(str(out), victim)
-        assert len(pids) == 1, (victim, pids)
-        os.kill(pids[0], signal.SIGKILL)
-        code = proc.wait(timeout=120)
+        act(proc)
+        return proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         lease.close()
+
+
+@pytest.mark.parametrize("victim", ["numerical_substructure", "recorder"])
+def test_killed_node_ends_the_launch_non_zero_naming_it(tmp_path, victim):
+    out, log = tmp_path / "run", tmp_path / "launch.log"
+
+    def kill_victim(_proc):
+        pids = node_pids(str(out), victim)
+        assert len(pids) == 1, (victim, pids)
+        os.kill(pids[0], signal.SIGKILL)
+    code = _launch_and(out, log, kill_victim)
     text = log.read_text(errors="replace")
     assert code != 0, text[-3000:]
     last = [ln for ln in text.splitlines() if "rths: FAILED" in ln]
@@ -73,18 +81,7 @@ def test_ctrl_c_of_the_launch_ramps_the_platform_to_the_safe_pose_before_the_nod
     aborts as interrupted, the plant ramps to its safe pose and reports SAFE (events.json and the bag), and every
     node ends by itself, before the launch would escalate to SIGTERM."""
     out, log = tmp_path / "run", tmp_path / "launch.log"
-    lease = DomainLease()
-    proc = _launch(out, log, lease.domain_id)
-    try:
-        assert wait_until_running(out, timeout_s=90.0), log.read_text(errors="replace")[-3000:]
-        time.sleep(1.0)
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        lease.close()
+    _launch_and(out, log, lambda proc: os.killpg(proc.pid, signal.SIGINT))
     text = log.read_text(errors="replace")
     rec = read_events(out)
     assert rec["status"] == "interrupted", (rec["status"], text[-3000:])
