@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from rths_ros.core.platform.safety import VARIABLE_LENGTH_TOPICS
 from rths_ros.msg import (
     AdaptiveFilter,
     IlcFeedforward,
@@ -201,13 +202,17 @@ def test_value_fault_finds_the_first_bad_entry():
     assert i == 2 and v == -math.inf
 
 
-@pytest.mark.parametrize("topic", ["/rths/leg_command", "/rths/interface_command", "/rths/raw_wrench",
-                                   "/rths/passivity", "/rths/aff_coefficients"])
-@pytest.mark.parametrize("kind", ["nan", "inf", "huge", "length", "step"])
+_CORRUPTED_TOPICS = ["/rths/leg_command", "/rths/interface_command", "/rths/raw_wrench", "/rths/passivity",
+                     "/rths/aff_coefficients"]
+#: every (topic, kind) the scenario accepts: a wrong length only on the variable-length topics (the scenario refuses
+#: corrupt_kind = length on a fixed-size message, test_the_length_fault_is_refused_on_fixed_size_messages)
+_CORRUPTIONS = [(t, k) for t in _CORRUPTED_TOPICS for k in ("nan", "inf", "huge", "length", "step")
+                if k != "length" or t in VARIABLE_LENGTH_TOPICS]
+
+
+@pytest.mark.parametrize("topic, kind", _CORRUPTIONS)
 def test_every_injected_corruption_is_caught_by_the_validation(topic, kind):
     """The fault injection (faults.corrupt_*) makes what its name says, and the validation rejects each."""
-    if kind == "length" and topic in ("/rths/leg_command", "/rths/raw_wrench", "/rths/passivity"):
-        pytest.skip("fixed-size message: the scenario refuses corrupt_kind = length here")
     good = _valid(topic, 7)
     bad = corrupt(good, topic, kind)
     assert good.step == 7 and value_fault(SPECS[topic].fields[0].get(good)) is None      # the original is untouched
@@ -350,3 +355,11 @@ def test_a_publisher_that_never_gets_a_name_is_reported_after_a_while(monkeypatc
     check.snapshot(freeze=True)
     cb("x", _info(_gid(2)))
     assert taken == [] and reports and "never named" in reports[0][1]
+
+
+@pytest.mark.parametrize("topic", sorted(set(_CORRUPTED_TOPICS) - set(VARIABLE_LENGTH_TOPICS)))
+def test_the_length_fault_is_refused_on_fixed_size_messages(topic):
+    from rths_ros.app import scenario as scn
+    from rths_ros.params import ParameterError
+    with pytest.raises(ParameterError, match="corrupt_kind: 'length' is not allowed"):
+        scn.load("contact_1d", [f"faults.corrupt_topic={topic}", "faults.corrupt_kind=length"])
