@@ -39,6 +39,7 @@ class BeatNode(RthsNode):
 
     #: plants: abort when a node process no watchdog covers (recorder, supervisor, ILC learner) dies
     watch_processes = False
+    sets_steps = True
     PROCESS_WATCH_PERIOD_S = 0.1
 
     def __init__(self, scenario, out_dir=None, context=None):

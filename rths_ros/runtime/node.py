@@ -70,6 +70,9 @@ class RthsNode(Node):
     local_bus = None
     #: control topics whose callback, on the local bus, closes the loop (queued in lockstep)
     beat_inputs: tuple[str, ...] = ()
+    #: the node that owns the run's step counter (the plant): on SIGINT / SIGTERM it sends the ABORT, with the
+    #: exact step (request_stop)
+    sets_steps = False
 
     def __init__(self, scenario: scn.Scenario, out_dir: Path | None = None, context=None):
         super().__init__(self.role, context=context)
@@ -356,8 +359,9 @@ class RthsNode(Node):
 
     def request_stop(self, signame: str, code: int, first: bool) -> None:
         """The process got SIGINT / SIGTERM (see :class:`OrderlyStop`).  Before START there is nothing to ramp: the
-        node ends.  During the run the supervisor sends ABORT "interrupted by SIG..." at once (``first``); any
-        other node sends it only if no ABORT or STOP has arrived a moment later (a run without a supervisor).
+        node ends.  During the run the node that sets the steps (the plant) sends ABORT "interrupted by SIG..." at
+        once (``first``), at its exact step; any other node sends it only if no ABORT or STOP has arrived a moment
+        later (e.g. the plant's process is gone).
         The ABORT then ends the run as any abort does: the plant ramps to its safe pose and reports SAFE."""
         if self.done:
             return
@@ -367,7 +371,7 @@ class RthsNode(Node):
             return
         if self.abort_reason or self.stop_step is not None:
             return          # the run is ending already
-        if first and self.role != "supervisor":
+        if first and not self.sets_steps:
             return
         self.abort_reason = interrupt_reason(signame)
         self.get_logger().warning(self.abort_reason)

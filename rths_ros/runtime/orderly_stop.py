@@ -1,7 +1,8 @@
 """SIGINT / SIGTERM to a node process: the orderly stop of a run (docs/reliability.md).
 
-The first signal is an orderly stop: the supervisor sends ABORT "interrupted by SIG..." (any other node does so
-only if no ABORT or STOP has arrived a moment later, i.e. in a run without a supervisor), the plant ramps to its
+The first signal is an orderly stop: the node that sets the steps (the plant) sends ABORT "interrupted by SIG..."
+at its exact step (any other node does so only if no ABORT or STOP has arrived a moment later, e.g. when the
+plant's process is gone), the plant ramps to its
 safe pose and reports SAFE, and every node ends by itself, within the bound ``node_main`` gives
 (``safety.watchdog_s`` + 5 s + the ramp bound).  A second signal stops the process's nodes at once.  Signals
 within :attr:`OrderlyStop.SAME_REQUEST_S` of the first are the same request.
@@ -17,8 +18,8 @@ class OrderlyStop:
     the plant ramps to the safe pose, every node ends by itself, at most ``bound_s`` later); a second one
     stops the process's nodes at once."""
 
-    #: a node without a supervisor in its process waits this long for the supervisor's ABORT before it sends
-    #: its own (every node process gets the signal; one ABORT is enough)
+    #: a node that does not set the steps waits this long for the plant's ABORT before it sends its own (every
+    #: node process gets the signal; one ABORT is enough)
     ABORT_WAIT_S = 1.0
 
     def __init__(self) -> None:
