@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import first_fault_of, read_events, record_run_end
+from rths_ros.app.run_status import first_fault_of, record_run_end
 from rths_ros.launch_support import (
     COMPOSED_EXECUTABLE,
     NodeSpec,
@@ -292,13 +292,6 @@ def wait_until_running(out: Path, timeout_s: float = 120.0, poll_s: float = 0.05
             pass
         time.sleep(poll_s)
     return False
-
-
-def run_aborts(out: Path) -> list[str]:
-    """The ABORT reasons of the run in ``out`` (events.json), each naming its node."""
-    events = read_events(out)["events"]
-    return [e["reason"] if e["reason"].startswith(f"{e['source']}:") else f"{e['source']}: {e['reason']}"
-            for e in events if e.get("type") == "ABORT"]
 
 
 def _signal_all(procs: dict[str, subprocess.Popen], sig: int) -> None:

@@ -11,10 +11,7 @@ from pathlib import Path
 
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import RunStatus, read_events, run_status
-from rths_ros.runtime.node import EVENT_NAMES as NODE_EVENT_NAMES
-
-#: TestEvent type -> name, as events.json spells it
-EVENT_NAMES = NODE_EVENT_NAMES
+from rths_ros.runtime.node import event_dict
 
 
 class NoLoopData(ValueError):
@@ -22,8 +19,7 @@ class NoLoopData(ValueError):
 
 
 def event_dicts(msgs) -> list[dict]:
-    return [{"type": EVENT_NAMES.get(m.type, str(m.type)), "source": m.source, "step": int(m.step),
-             "trial": int(m.trial), "reason": m.reason} for m in msgs]
+    return [event_dict(m) for m in msgs]
 
 
 def run_dir_of(bag: Path) -> Path:
@@ -72,4 +68,4 @@ def status_lines(st: RunStatus) -> list[str]:
 
 
 __all__ = ["NoLoopData", "status_of_bag", "apply_status", "status_lines", "event_dicts", "no_loop_data",
-           "run_dir_of", "EVENT_NAMES"]
+           "run_dir_of"]

@@ -19,6 +19,7 @@ nodes share it.
 from __future__ import annotations
 
 import json
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,12 +160,12 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
     if interrupted_by is None and died and (fault is None or not fault["reason"].startswith(INTERRUPTED)):
         node = died[0]
         code = exit_codes[node]
-        how = f"killed by signal {-code}" if code < 0 else f"exited with code {code}"
-        try:
-            import signal
-            how = f"killed by {signal.Signals(-code).name}" if code < 0 else how
-        except ValueError:
-            pass
+        how = f"exited with code {code}"
+        if code < 0:
+            try:
+                how = f"killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
         if fault is None or fault["node"] not in died:
             log = (logs or {}).get(node)
             note = (notes or {}).get(node)

@@ -19,7 +19,7 @@ from std_srvs.srv import Trigger
 
 from rths_ros.app.run_status import event_status, first_fault_of, write_events
 from rths_ros.msg import LoopTiming, TestEvent
-from rths_ros.runtime.node import EVENT_NAMES, RthsNode, node_main
+from rths_ros.runtime.node import RthsNode, event_dict, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos
 
 
@@ -87,8 +87,7 @@ class Supervisor(RthsNode):
         tmp.replace(self.out_dir / "progress.json")
 
     def on_event(self, msg) -> None:
-        self.events_log.append({"type": EVENT_NAMES.get(msg.type, str(msg.type)), "source": msg.source,
-                                "step": int(msg.step), "trial": int(msg.trial), "reason": msg.reason})
+        self.events_log.append(event_dict(msg))
         if msg.type == TestEvent.READY:
             self.ready.add(msg.source)
             if msg.source in self.learners:

@@ -54,6 +54,12 @@ EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRI
                TestEvent.SAFE: "SAFE", TestEvent.REJECTED: "REJECTED"}
 
 
+def event_dict(msg) -> dict:
+    """A TestEvent as events.json holds it (the supervisor's log, the analysis of a bag)."""
+    return {"type": EVENT_NAMES.get(msg.type, str(msg.type)), "source": msg.source, "step": int(msg.step),
+            "trial": int(msg.trial), "reason": msg.reason}
+
+
 def stamp_ns(stamp) -> int:
     return stamp.sec * 1_000_000_000 + stamp.nanosec
 
