@@ -84,7 +84,10 @@ def cmd_run(a) -> int:
         return res.code
     print(f"run finished in {res.wall_s:.1f} s (ROS domain {res.domain_id})")
     if analyze:
-        return _analyze(out / "bag", out)
+        code = _analyze(out / "bag", out)
+        from rths_ros.runtime.startup import update_run_timing
+        update_run_timing(out, analysis_done=time.time())
+        return code
     return 0
 
 

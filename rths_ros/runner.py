@@ -37,10 +37,13 @@ from rths_ros.launch_support import (
 )
 from rths_ros.nodes.registry import module_name
 from rths_ros.params import ParameterError
+from rths_ros.runtime import forked, startup
 from rths_ros.runtime.processes import node_pids
 
 DOMAIN_RANGE = range(1, 101)
 PR_SET_PDEATHSIG = 1
+#: how node processes start: forked from the warm runner, or each as ``python -m`` (run_scenario)
+NODE_STARTS = ("fork", "exec")
 
 
 class RunError(RuntimeError):
@@ -148,11 +151,18 @@ def _tail(path: Path, n: int = 8) -> str:
 
 
 def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, progress: bool = True,
-                 log=print, domain_id: int | None = None, lease: DomainLease | None = None) -> RunResult:
+                 log=print, domain_id: int | None = None, lease: DomainLease | None = None,
+                 node_start: str | None = None) -> RunResult:
     """Run an already validated scenario.  Never leaves a node process behind.
 
     ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
-    closes it at the end), so a caller can reserve the domain it will join before the run starts."""
+    closes it at the end), so a caller can reserve the domain it will join before the run starts.
+    ``node_start``: ``fork`` (default where possible: node processes forked from this warm process, see
+    :mod:`rths_ros.runtime.forked`) or ``exec`` (each node process started as ``python -m``); the
+    environment variable RTHS_NODE_START sets the default."""
+    node_start = node_start or os.environ.get("RTHS_NODE_START", "fork")
+    if node_start not in NODE_STARTS:
+        raise RunError(f"node start {node_start!r} (RTHS_NODE_START) is not one of {', '.join(NODE_STARTS)}")
     out = Path(out).resolve()
     scenario_path = prepare_run_dir(scenario, out)
     nodes = list(scenario.run_nodes)
@@ -175,13 +185,20 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     sp = scenario.safety
     drain_s = orderly_stop_s(scenario)
+    fork = node_start == "fork" and forked.can_fork()
+    if fork:    # import and warm once here; every node process starts from this state (runtime.forked)
+        forked.warm(scenario, [node_command(spec)[2] for spec in specs])
+    spawned = time.time()
     try:
         for spec in specs:
             name, cmd = spec.name, node_command(spec)
             logs[name] = out / "logs" / f"{name}.log"
-            fh = open(logs[name], "wb")
             # each node in its own process group: a Ctrl-C in the terminal reaches the runner only, which
             # hands exactly one SIGINT to every node (the orderly stop: ramp to the safe pose, then end)
+            if fork:
+                procs[name] = forked.fork_node(cmd[2], cmd[3:], logs[name], env, str(out), _die_with_parent)
+                continue
+            fh = open(logs[name], "wb")
             procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            env=env, preexec_fn=_die_with_parent, cwd=str(out), process_group=0)
             fh.close()
@@ -264,6 +281,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             signal.signal(s, h)
         lease.close()
     result.exit_codes = {n: p.returncode for n, p in procs.items()}
+    startup.update_run_timing(out, cli_start=startup.process_start_epoch(), spawn=spawned, nodes_ended=time.time())
     from rths_ros.bag import needs_recovery, recover
     notes = []
     if needs_recovery(out / "bag"):     # the recorder did not close its bag (killed): keep what was flushed

@@ -11,9 +11,9 @@ What every node gets from :class:`RthsNode`:
   START.  STOP ends the run, ABORT ends it with a reason;
 * lockstep flow control: every ``ack_every_steps`` steps a publisher waits for its readers'
   acknowledgements, so a slow reader (the recorder) never loses a sample;
-* timing diagnostics (LoopTiming on /rths/timing and diagnostic_msgs on /diagnostics) about once a
-  second, and a JSON summary in OUT/timing/<node>.json at the end;
-* clean shutdown on SIGINT/SIGTERM;
+* timing diagnostics (LoopTiming on /rths/timing, diagnostic_msgs on /diagnostics) about once a second, and
+  a JSON summary in OUT/timing/<node>.json at the end, with the start-up marks (:mod:`~rths_ros.runtime.startup`);
+* an orderly stop on SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`);
 * a bounded exit: a teardown that has not finished :data:`~rths_ros.runtime.teardown.TEARDOWN_S` = 10 s
   after it began writes every thread's stack to the log and exits 1 (:mod:`rths_ros.runtime.teardown`).
 """
@@ -40,7 +40,7 @@ from rths_ros.app.run_status import interrupt_reason
 from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError, describe
-from rths_ros.runtime import fault_injection, guard
+from rths_ros.runtime import fault_injection, guard, startup
 from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.rt import apply_realtime
@@ -316,6 +316,7 @@ class RthsNode(Node):
         if self.serving() and self.connected() and self.guard.ready():   # ready: the run's publishers are known
             self.ready_sent = True
             self._ready_timer.cancel()
+            startup.mark("ready")
             self.emit(TestEvent.READY)
 
     def _arm_watchdog(self) -> None:
@@ -334,10 +335,12 @@ class RthsNode(Node):
               and not self.done and not self.abort_reason):
             self._arm_watchdog()
         if msg.type == TestEvent.START and not self.started:
+            startup.mark("start")
             self.started = True
             self.guard.snapshot(freeze=True)
             self.on_start()
         elif msg.type == TestEvent.STOP and not self.done:
+            startup.mark("stop")
             self.stop_step = int(msg.step)
             self.on_stop()
         elif msg.type == TestEvent.ABORT and not self.done:
@@ -449,6 +452,7 @@ class RthsNode(Node):
         s["exit_code"] = self.exit_code
         s["abort_reason"] = self.abort_reason
         s["watchdog_stalls"] = self.watchdog_stalls
+        s["startup"] = startup.marks()
         s.update(self.guard.summary())
         if self.watchdog_trip is not None:
             s["watchdog_trip"] = self.watchdog_trip
@@ -466,20 +470,14 @@ class RthsNode(Node):
 def _flatten(d: dict, prefix: str = "") -> dict:
     out = {}
     for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
-        else:
-            out[key] = v
+        out.update(_flatten(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
     return out
 
 
 def _range_of(allowed: str) -> tuple[float | None, float | None]:
     try:
         inner = allowed.split("in [", 1)[1].split("]", 1)[0]
-        lo_s, hi_s = (x.strip() for x in inner.split(","))
-        lo = float(lo_s)
-        hi = float(hi_s)
+        lo, hi = (float(x) for x in inner.split(","))
         if lo == float("-inf") or hi == float("inf"):
             return None, None
         return lo, hi
@@ -545,6 +543,7 @@ def make_executor(kind: str):
 
 def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None, prog: str | None = None) -> int:
     """Entry point of a node process (one class) or a composed process (several classes)."""
+    startup.mark("imports_done")
     prog = prog or (node_classes[0].role if len(node_classes) == 1 else "rths_composed")
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--ros-args" in argv:  # arguments ros2 launch appends: hand them to rclpy
@@ -576,6 +575,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     try:
         for cls in node_classes:
             nodes.append(cls(scenario, out))
+        startup.mark("built")
         if warning:
             nodes[0].get_logger().warning(warning)
         for n in nodes:

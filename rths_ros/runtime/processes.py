@@ -1,7 +1,7 @@
 """The node processes of a run, found on the process table (Linux ``/proc``).
 
 A run's node processes are started as ``python -m rths_ros.nodes.<node> ... --out DIR`` (or
-``rths_ros.nodes.composed --nodes a,b,c``) by ``rths run``, and as the installed executables
+``rths_ros.nodes.composed --nodes a,b,c``, or forked with that command line as its title) by ``rths run``, and as the installed executables
 ``lib/rths_ros/<node>`` (``lib/rths_ros/composed --nodes a,b,c``) by ``ros2 launch`` and ``ros2 run``, so
 the run's output directory on their command line tells which run they belong to.  The runner and the tests use :func:`node_pids` (find a node to stop or kill),
 the plant's process watch uses :class:`ProcessWatch` (notice that a node no watchdog covers has died).
@@ -9,6 +9,7 @@ the plant's process watch uses :class:`ProcessWatch` (notice that a node no watc
 from __future__ import annotations
 
 import os
+import shlex
 
 from rths_ros.app.scenario import KNOWN_NODES
 
@@ -16,11 +17,19 @@ __all__ = ["node_processes", "node_pids", "process_ended", "ProcessWatch"]
 
 
 def _cmdline(pid: int) -> list[str]:
+    """The command line of ``pid``.  A node process forked by the runner (rths_ros.runtime.forked) carries its
+    ``python -m`` command line as its title: one shell-quoted string, split here into its arguments."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
+            argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
     except OSError:
         return []
+    if len(argv) == 1 and " -m rths_ros.nodes." in argv[0]:
+        try:
+            return shlex.split(argv[0])
+        except ValueError:
+            return argv
+    return argv
 
 
 def _entry_point(argv: list[str]) -> str | None:

@@ -1,0 +1,144 @@
+"""Node processes forked from a warm parent: the start-up of ``rths run`` without re-importing per node.
+
+Each node process of a run is its own process, as always: own interpreter state, own DDS participant, own
+process group, own log file.  Started with ``python -m rths_ros.nodes.<node>``, every one of them imports
+numpy, numba, scipy, rclpy and the core modules again and loads its compiled kernels from numba's cache:
+about 1.2 s of CPU each, all at once on a small machine.  :func:`fork_node` starts the same node from a
+parent that has imported and warmed all of this once (:func:`warm`), so a node process begins with the
+modules and the compiled kernels in place and only creates its ROS context, nodes and participant.
+
+The parent must not have initialised rclpy (no DDS participant, no executor threads) and should have no
+other threads running: :func:`fork_node` refuses to fork then and the runner starts the node with
+``python -m`` instead.  The child shows the same command line as ``python -m`` would (setproctitle), so
+:mod:`rths_ros.runtime.processes` finds it like any other node process.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import traceback
+
+__all__ = ["ForkedProcess", "can_fork", "fork_node", "warm"]
+
+
+def can_fork() -> bool:
+    """True where a node may be forked from this process: Linux, one thread, no ROS context yet."""
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return False
+    if threading.active_count() != 1:
+        return False
+    rclpy = sys.modules.get("rclpy")
+    return rclpy is None or not rclpy.ok()
+
+
+def warm(scenario, node_modules: list[str]) -> None:
+    """Import the node modules of a run and load every compiled kernel of the scenario's core objects (the
+    objects the nodes will build), so forked node processes start with them in place."""
+    for module in node_modules:
+        importlib.import_module(module)
+    from rths_ros.app.vrths import VirtualRun
+    VirtualRun(scenario)
+
+
+class ForkedProcess:
+    """The parent's handle of a forked node process, with the part of :class:`subprocess.Popen`'s interface the
+    runner uses (``pid``, ``returncode``, ``poll``, ``wait``, ``send_signal``, ``terminate``, ``kill``)."""
+
+    def __init__(self, pid: int, args: list[str]):
+        self.pid = pid
+        self.args = args
+        self.returncode: int | None = None
+
+    def _reap(self, flags: int) -> int | None:
+        if self.returncode is not None:
+            return self.returncode
+        try:
+            pid, status = os.waitpid(self.pid, flags)
+        except ChildProcessError:      # already collected elsewhere: treat as ended without a code
+            self.returncode = -1
+            return self.returncode
+        if pid == 0:
+            return None
+        self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._reap(os.WNOHANG)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None:
+            return self._reap(0)
+        import time
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+            time.sleep(0.01)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def fork_node(module: str, argv: list[str], log_path, env: dict, cwd: str, preexec=None) -> ForkedProcess:
+    """Fork a node process that runs ``module``'s ``main(argv)`` as ``python -m module *argv`` would: in its own
+    process group, stdout and stderr into ``log_path``, stdin from /dev/null, environment ``env``, working
+    directory ``cwd``; ``preexec`` runs first in the child (as Popen's ``preexec_fn``)."""
+    args = [sys.executable, "-m", module, *argv]
+    log_fd = os.open(str(log_path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()      # nothing the parent buffered may be written twice
+        except (OSError, ValueError, AttributeError):
+            pass
+    pid = os.fork()
+    if pid:
+        os.close(log_fd)
+        return ForkedProcess(pid, args)
+    code = 1
+    try:        # the child: never returns into the parent's code
+        os.setpgid(0, 0)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        if preexec is not None:
+            preexec()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(null)
+        os.close(log_fd)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        try:
+            import setproctitle
+            setproctitle.setproctitle(shlex.join(args))
+        except ImportError:
+            pass
+        sys.argv = [module, *argv]
+        code = importlib.import_module(module).main(list(argv))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(int(code or 0) & 0xFF)
