@@ -104,8 +104,12 @@ def read_bag(path: Path, topics: list[str] | None = None) -> dict[str, list]:
 
 
 def read_scenario_yaml(path: Path) -> str | None:
-    msgs = read_bag(path, [SCENARIO_TOPIC]).get(SCENARIO_TOPIC)
-    return msgs[0][1].data if msgs else None
+    """The scenario YAML recorded on /rths/scenario (the first message of the bag: reading stops there)."""
+    with Reader(Path(path)) as reader:
+        conns = [c for c in reader.connections if c.topic == SCENARIO_TOPIC]
+        for conn, _t_ns, raw in reader.messages(connections=conns):
+            return typestore().deserialize_cdr(raw, conn.msgtype).data
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -43,7 +43,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal
 
 from rths_ros.core.methods.prediction import PolynomialPredictor, PredictorParams
 from rths_ros.params import param
@@ -114,6 +113,7 @@ class ProcessModelParams:
         num, den = self.num_den()
         if self.order == 1 and self.tau_p_s == 0.0:
             return self.gain * u
+        from scipy import signal  # imported on use: scipy.signal is slow to import
         bd, ad, _ = signal.cont2discrete((num, den), dt, method="zoh")
         return signal.lfilter(np.ravel(bd), ad, u)
 

@@ -52,7 +52,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from rths_ros.params import ParameterError, param
 
@@ -280,6 +279,7 @@ def simulate_reference(p: ContactExampleParams, duration_s: float, t_eval: np.nd
     t0, state, contact = 0.0, np.array([0.0, 0.0]), False
     xs = []
     while t0 < duration_s:
+        from scipy.integrate import solve_ivp  # imported on use
         sol = solve_ivp(rhs, (t0, duration_s), state, args=(contact,), events=crossing, rtol=1e-10, atol=1e-13,
                         max_step=1e-3, dense_output=True)
         t_end = sol.t[-1]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from scipy import signal
 
 from rths_ros.core.plant.legs import N_LEGS, LegCascadeParams, LegPlantParams
 from rths_ros.params import ParameterError
@@ -96,6 +95,7 @@ class SecondaryPath:
             mats = []
             for i in range(N_LEGS):
                 num, den = closed_loop_tf(i, self.leg_plant_params, self.cascade_params, self.vff)
+                from scipy import signal  # imported on use: scipy.signal is slow to import
                 ac, bc, cc, dc = signal.tf2ss(num, den)
                 ad, bd, cd, dd, _ = signal.cont2discrete((ac, bc, cc, dc), self.dt_s, method="zoh")
                 # one-sample advance: y_{k+1} = C (A x_k + B u_{k+1})

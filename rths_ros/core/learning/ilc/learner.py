@@ -58,7 +58,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import signal as _sig
 
 from rths_ros.params import ParameterError, param
 
@@ -108,6 +107,7 @@ def q_filter_coefficients(f_cut_hz: float, order: int, dt_s: float):
     if not 0.0 < f_cut_hz < nyq:
         raise ParameterError(f"f_q_cut_hz: {f_cut_hz!r} is not allowed; expected 0 (no filter) or a value in "
                              f"(0, {nyq:g}) Hz (below the Nyquist frequency of dt = {dt_s:g} s)")
+    from scipy import signal as _sig  # imported on use: scipy.signal is slow to import
     return _sig.butter(int(order), f_cut_hz, btype="low", fs=1.0 / dt_s)
 
 
@@ -117,6 +117,7 @@ def q_filter_magnitude(freq_hz, f_cut_hz: float, order: int, dt_s: float) -> np.
     ba = q_filter_coefficients(f_cut_hz, order, dt_s)
     if ba is None:
         return np.ones_like(f)
+    from scipy import signal as _sig
     _, h = _sig.freqz(ba[0], ba[1], worN=f, fs=1.0 / dt_s)
     return np.abs(h) ** 2
 
@@ -222,6 +223,7 @@ class PdIlc:
         if self._ba is None:
             return np.array(x, dtype=float, copy=True)
         b, a = self._ba
+        from scipy import signal as _sig
         return _sig.filtfilt(b, a, x, axis=-1, padtype="odd" if self.q_padlen > 0 else None,
                              padlen=self.q_padlen if self.q_padlen > 0 else None)
 
