@@ -70,8 +70,10 @@ def trial_slice(rec: dict, trial: int, trial_len: int) -> dict:
 class VirtualRun:
     """The fast-path objects of one scenario and the step loop that drives them."""
 
-    def __init__(self, s: Scenario):
+    def __init__(self, s: Scenario, compiled: bool = True):
         self.s = s
+        #: building scenarios: run a trial in the compiled kernel of the objects' loop where it applies
+        self.compiled = compiled
         self.family = s.numerical.family
         # the same objects the nodes build: model, platform path, force path, plant (rths_ros.app.factory)
         self.numerical = factory.build_numerical(s)
@@ -220,9 +222,13 @@ class VirtualRun:
 
     def _trial_building(self, j: int, rec: dict) -> bool:
         """One trial of the building benchmark, in the order of the node graph (rths_ros.core.models.building.rths)."""
+        from rths_ros.core.models.building.rths import run_trial_compiled
         base = j * self.trial_len
-        out = self.plant.reset(factory.plant_seed(self.s, j))          # sim_plant: measurement of sample 0
+        seed = factory.plant_seed(self.s, j)
         num, plat, force = self.numerical, self.platform, self.force
+        if self.compiled and run_trial_compiled(num.inner, plat, self.plant, seed, self.n_steps, rec, base):
+            return True     # the objects' loop in one compiled kernel (same numbers); else step the objects
+        out = self.plant.reset(seed)                                     # sim_plant: measurement of sample 0
         num.reset()
         plat.reset()
         force.reset()

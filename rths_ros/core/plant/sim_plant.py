@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
+from numba import njit
 
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
 from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams
@@ -141,6 +142,7 @@ class SimPlant:
         self._lq = np.zeros(N_LEGS)
         self._lq_prev = np.zeros(N_LEGS)
         self._noise = np.zeros(6)
+        self._wrench_buf = np.zeros(6)
         self._rng = np.random.Generator(np.random.PCG64(p.noise_seed))
         self.reset()
         # exercise the whole step once (kernels are compiled by now), then start over
@@ -236,39 +238,58 @@ class SimPlant:
     def _make_output(self, first: bool) -> PlantOutput:
         p = self.params
         true_len = self._true_length
-        q = p.quantisation_m
-        self._lq_prev[:] = self._lq
-        if q > 0.0:
-            np.subtract(true_len, self._home_lengths, out=self._lq)
-            np.divide(self._lq, q, out=self._lq)
-            np.rint(self._lq, out=self._lq)
-            self._lq *= q
-            self._lq += self._home_lengths
-        else:
-            self._lq[:] = true_len
-        if p.velocity_estimate == "true":
-            vel = self._true_velocity.copy()
-        elif first:
-            vel = np.zeros(N_LEGS)
-        else:
-            vel = (self._lq - self._lq_prev) / self.dt_s
-        wrench = np.empty(6)
+        wrench = self._wrench_buf
         if self._foot_mode:
             wrench[:] = self._foot_wrench()
+            fz_world = 0.0
         else:
-            # specimen force along world z, expressed in the sensor (TCP) frame, acting on the TCP z axis
             fz_world = self.specimen.sensor_force
-            rot = self._pose.rotation
-            wrench[:3] = rot[2, :] * fz_world           # R^T (0, 0, F_z)
-            off = self._offset
-            wrench[3] = -off * wrench[1]                # (0, 0, offset) x F
-            wrench[4] = off * wrench[0]
-            wrench[5] = 0.0
         self._rng.standard_normal(out=self._noise)
-        wrench += self._noise * self._noise_std
-        wrench += self._bias
+        vel = np.empty(N_LEGS)
+        _sensors(true_len, self._true_velocity, self._home_lengths, p.quantisation_m, self._vel_mode(first),
+                 self.dt_s, self._lq, self._lq_prev, vel, self._foot_mode, self._pose.rotation, fz_world,
+                 self._offset, self._noise, self._noise_std, self._bias, wrench)
         return PlantOutput(step=self._k, lengths=self._lq.copy(), velocities=vel,
-                           currents=(np.zeros(N_LEGS) if self._ideal else self.legs.current.copy()), wrench=wrench, true_lengths=true_len.copy(),
+                           currents=(np.zeros(N_LEGS) if self._ideal else self.legs.current.copy()),
+                           wrench=wrench.copy(), true_lengths=true_len.copy(),
                            platform_z_m=self._z, specimen_position_m=self.specimen.position,
                            contact_force_n=self.specimen.contact_force, in_contact=self.specimen.in_contact,
                            touched=self.specimen.touched)
+
+    def _vel_mode(self, first: bool) -> int:
+        """Measured leg rates: 0 = the true rates, 1 = zero (first sample), 2 = difference quotient."""
+        if self.params.velocity_estimate == "true":
+            return 0
+        return 1 if first else 2
+
+
+@njit(cache=True)
+def _sensors(true_len, true_vel, home, q, vel_mode, dt, lq, lq_prev, vel, foot, rot, fz_world, off, noise,
+             noise_std, bias, wrench):
+    """The measurement of the plant: quantised leg lengths ``lq`` (the previous ones to ``lq_prev``), leg rates
+    ``vel`` (``vel_mode`` of :meth:`SimPlant._vel_mode`) and the wrench plus noise and bias (``foot``: ``wrench``
+    holds the foot's wrench on entry; else the specimen force ``fz_world`` along world z in the sensor (TCP)
+    frame ``rot``, acting on the TCP z axis ``off`` above it)."""
+    for i in range(lq.shape[0]):
+        lq_prev[i] = lq[i]
+        if q > 0.0:
+            lq[i] = np.rint((true_len[i] - home[i]) / q) * q + home[i]
+        else:
+            lq[i] = true_len[i]
+    for i in range(lq.shape[0]):
+        if vel_mode == 0:
+            vel[i] = true_vel[i]
+        elif vel_mode == 1:
+            vel[i] = 0.0
+        else:
+            vel[i] = (lq[i] - lq_prev[i]) / dt
+    if not foot:
+        for i in range(3):
+            wrench[i] = rot[2, i] * fz_world          # R^T (0, 0, F_z)
+        wrench[3] = -off * wrench[1]                  # (0, 0, offset) x F
+        wrench[4] = off * wrench[0]
+        wrench[5] = 0.0
+    for i in range(6):
+        wrench[i] = wrench[i] + noise[i] * noise_std[i]
+    for i in range(6):
+        wrench[i] = wrench[i] + bias[i]

@@ -248,6 +248,79 @@ def _reorthonormalize(R, S, Rn):
             R[i, j] = Rn[i, j]
 
 
+#: below this rotation angle the pose update uses the Taylor expansions of its coefficients (the threshold of
+#: pinocchio's ``exp6``, eps^(1/4))
+_EXP6_TAYLOR = float(np.finfo(np.float64).eps) ** 0.25
+
+
+@njit(cache=True)
+def _compose_exp6(R, t, d, E):
+    """``(R, t) <- (R, t) * exp6(d)`` in place, with ``d = (v, omega)`` a body twist (linear part first); E is a
+    3x3 work array.  Same operations, in the same order, as ``pin.SE3 * pin.exp6`` (bit-identical results)."""
+    v0, v1, v2, w0, w1, w2 = d[0], d[1], d[2], d[3], d[4], d[5]
+    t2 = (w0 * w0 + w1 * w1) + w2 * w2
+    th = math.sqrt(t2)
+    if th < _EXP6_TAYLOR:
+        a_wxv = 0.5 - t2 / 24.0
+        a_v = 1.0 - t2 / 6.0
+        a_w = 1.0 / 6.0 - t2 / 120.0
+        diag = 1.0 - t2 / 2.0
+    else:
+        ct = math.cos(th)
+        inv_t2 = 1.0 / t2
+        a_wxv = (1.0 - ct) * inv_t2
+        a_v = math.sin(th) / th
+        a_w = (1.0 - a_v) * inv_t2
+        diag = ct
+    aw = a_w * ((w0 * v0 + w1 * v1) + w2 * v2)
+    p0 = a_v * v0 + aw * w0 + a_wxv * (w1 * v2 - w2 * v1)
+    p1 = a_v * v1 + aw * w1 + a_wxv * (w2 * v0 - w0 * v2)
+    p2 = a_v * v2 + aw * w2 + a_wxv * (w0 * v1 - w1 * v0)
+    w = (w0, w1, w2)
+    for i in range(3):
+        for j in range(3):
+            E[i, j] = a_wxv * w[i] * w[j]
+    E[1, 0] += a_v * w2
+    E[0, 1] -= a_v * w2
+    E[2, 0] -= a_v * w1
+    E[0, 2] += a_v * w1
+    E[2, 1] += a_v * w0
+    E[1, 2] -= a_v * w0
+    E[0, 0] += diag
+    E[1, 1] += diag
+    E[2, 2] += diag
+    # t <- t + R p and R <- R E, rows 0-1 summed left to right, row 2 right to left (as the compiled product)
+    for i in range(2):
+        t[i] = t[i] + ((R[i, 0] * p0 + R[i, 1] * p1) + R[i, 2] * p2)
+        r0, r1, r2 = R[i, 0], R[i, 1], R[i, 2]
+        for j in range(3):
+            R[i, j] = (r0 * E[0, j] + r1 * E[1, j]) + r2 * E[2, j]
+    t[2] = t[2] + (R[2, 0] * p0 + (R[2, 1] * p1 + R[2, 2] * p2))
+    r0, r1, r2 = R[2, 0], R[2, 1], R[2, 2]
+    for j in range(3):
+        R[2, j] = r0 * E[0, j] + (r1 * E[1, j] + r2 * E[2, j])
+
+
+@njit(cache=True)
+def _forward(R, t, a, p, target, tol, max_iter, L, U, J, res, A, delta, S, Rn):
+    """Forward kinematics by Newton's method on the body twist, in place on the TCP pose (R, t) (the guess on
+    entry): ``T <- T * exp6(J^-1 (b - b(T)))`` until ``max |b - b(T)| <= tol``, then one polar re-orthonormalisation
+    of R if T was updated.  Returns (updates, residual); a residual above ``tol`` (or NaN): no convergence after
+    ``max_iter`` updates or a non-finite residual (R, t then hold the last iterate)."""
+    it = 0
+    while True:
+        err = _newton_step(R, t, a, p, target, L, U, J, res, A, delta)
+        if err <= tol:
+            break
+        if it >= max_iter or not math.isfinite(err):
+            return it, err
+        _compose_exp6(R, t, delta, Rn)
+        it += 1
+    if it > 0:
+        _reorthonormalize(R, S, Rn)
+    return it, err
+
+
 @njit(cache=True)
 def _joint_angles(R, t, a, p, L, U, out):
     """Universal-joint deflections (rad): out[0, i] base joint (leg vs world z), out[1, i] platform joint
@@ -289,6 +362,8 @@ class StewartKinematics:
         self._rates = np.zeros(6)
         self._S3 = np.zeros((3, 3))
         self._R3 = np.zeros((3, 3))
+        self._fk_R = np.zeros((3, 3))
+        self._fk_t = np.zeros(3)
         self._home_lengths = np.zeros(6)
         _lengths(self._home.rotation, self._home.translation, self._a, self._p, self._home_lengths, self._U)
         self._home_lengths.setflags(write=False)
@@ -371,23 +446,17 @@ class StewartKinematics:
         target = self._target
         target[:] = lengths
         M = guess if guess is not None else self._fk_last
-        it = 0
-        while True:
-            err = _newton_step(M.rotation, M.translation, self._a, self._p, target, self._L, self._U, self._J,
-                               self._res, self._A, self._delta)
-            if err <= tol:
-                break
-            if it >= max_iter or not math.isfinite(err):
-                raise KinematicsError(
-                    f"forward kinematics did not converge for leg lengths {np.array2string(target, precision=6)} m "
-                    f"(max residual {err:.3g} m after {it} Newton updates); lengths outside the reachable set, a "
-                    "singular pose or a guess too far away")
-            M = M * pin.exp6(self._delta)
-            it += 1
-        if it == 0:
-            M = M.copy()
-        else:
-            _reorthonormalize(M.rotation, self._S3, self._R3)
+        R, t = self._fk_R, self._fk_t
+        R[:] = M.rotation
+        t[:] = M.translation
+        it, err = _forward(R, t, self._a, self._p, target, tol, max_iter, self._L, self._U, self._J, self._res,
+                           self._A, self._delta, self._S3, self._R3)
+        if not err <= tol:
+            raise KinematicsError(
+                f"forward kinematics did not converge for leg lengths {np.array2string(target, precision=6)} m "
+                f"(max residual {err:.3g} m after {it} Newton updates); lengths outside the reachable set, a "
+                "singular pose or a guess too far away")
+        M = pin.SE3(R, t)
         self.last_iterations = it
         self._fk_last = M
         return M

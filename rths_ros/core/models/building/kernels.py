@@ -165,3 +165,63 @@ def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, fdelay, a
         xm, fs = _plant_measure(z, noise[k + 1, 0], noise[k + 1, 1], cfg)
         fm, dpos = _delay(fdelay, dpos, fs)
     return y, cols, abort, fmax, smax, vmax
+
+
+@numba.njit(cache=True)
+def _run_trial(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, fdelay, ag, noise, coef, conv, lim, n_steps,
+               y, yd, cols):
+    """One trial of the node graph's building scenario (the order of :class:`rths_ros.app.vrths.VirtualRun`'s
+    per-step objects), samples 0 .. ``n_steps``, written into the rows of ``y``, ``yd`` (q, q') and ``cols`` =
+    [x_m, f_m, u, u_da, x, xdot, f_act, f_true] (8, n_steps + 1; ``u`` is left as it is in the last row).  The
+    arguments are those of :func:`_run_fused`; ``ag`` holds the ground acceleration of the first ``n_steps``
+    samples (0 beyond the record).  Returns the sample of the first abort (the plant refused the command), or -1;
+    the rows from an aborted sample on are incomplete (the caller repeats the trial with the objects)."""
+    xs = np.zeros(ad_n.shape[0])
+    st = np.zeros((3, load.shape[1]))
+    scratch = np.zeros((5, load.shape[1]))
+    z = np.zeros(ad_p.shape[0])
+    l0, l1, ld, fb, p0, p1, pd = coef[0], coef[1], coef[2], coef[3], coef[4], coef[5], coef[6]
+    quant, qstep, qlim = conv[0] != 0.0, conv[1], conv[2]
+    ny = y.shape[1]
+    y_prev = r_prev = e_prev = u_prev = 0.0
+    u_da = 0.0
+    xm, fs = _plant_measure(z, noise[0, 0], noise[0, 1], cfg)
+    fm, dpos = _delay(fdelay, 0, fs)
+    for k in range(n_steps + 1):
+        for i in range(ny):
+            y[k, i] = xs[i]
+            yd[k, i] = xs[ny + i]
+        cols[0, k], cols[1, k] = xm, fm
+        cols[3, k], cols[4, k], cols[5, k], cols[6, k] = u_da, z[3], z[4], z[2]
+        cols[7, k] = z[2] if cfg[2] != 0.0 else cfg[0] * z[3] + cfg[1] * z[4]
+        if k == n_steps:
+            break
+        y1 = xs[0]
+        if quant:
+            yq = _quantise(y1, qstep, qlim)
+            r = l0 * yq + l1 * y_prev - ld * r_prev
+            e = _quantise(_quantise(r, qstep, qlim) - fb * xm, qstep, qlim)
+            u = p0 * e + p1 * e_prev - pd * u_prev
+            y_prev, r_prev, e_prev, u_prev = yq, r, e, u
+            u = _quantise(u, qstep, qlim)
+        else:
+            r = l0 * y1 + l1 * y_prev - ld * r_prev
+            e = r - fb * xm
+            u = p0 * e + p1 * e_prev - pd * u_prev
+            y_prev, r_prev, e_prev, u_prev = y1, r, e, u
+        cols[2, k] = u
+        if scheme == 0:
+            _advance2(ad_n, bd_n, xs, ag[k], fm)
+        else:
+            _newmark_advance(mats, load, ncoef, st, scratch, xs, ag[k], fm, k == 0)
+        if not np.isfinite(u):
+            return k
+        f, x, xd = _plant_step(ad_p, bd_p, z, u)
+        u_da = u
+        if not f <= lim[0]:
+            return k
+        if lim[1] != 0.0 and (x > lim[2] or xd > lim[3]):
+            return k
+        xm, fs = _plant_measure(z, noise[k + 1, 0], noise[k + 1, 1], cfg)
+        fm, dpos = _delay(fdelay, dpos, fs)
+    return -1

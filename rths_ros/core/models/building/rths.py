@@ -59,6 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rths_ros.core.models.building.benchmark import ground_motion, reference_response
+from rths_ros.core.models.building.kernels import _run_trial
 from rths_ros.core.models.building.structure import (
     ActuatorCapacityExceeded,
     BenchmarkParams,
@@ -309,6 +310,43 @@ class ServoActuatorTwin:
 
 
 # ---------------------------------------------------------------------------------------------
+#: record columns of :func:`run_trial_compiled`, in the row order of its kernel
+_TRIAL_COLUMNS = ("x_m", "f_m", "u", "u_da", "x", "xdot", "f_act", "f_true")
+
+
+def run_trial_compiled(num: BuildingNumerical, plat: BuildingPlatform, twin: ServoActuatorTwin, noise_seed: int,
+                       n_steps: int, rec: dict, base: int) -> bool:
+    """One trial (samples 0 .. ``n_steps``, rows ``base`` ..) of the objects' step loop in the compiled kernel
+    :func:`rths_ros.core.models.building.kernels._run_trial`, for a controller of the linear form
+    (``fast_coefficients``); the same numbers as the objects stepped one by one.  Returns False, with the record
+    rows undefined, when the controller has no such form or the plant refused a command: then step the objects
+    (which give the abort its message)."""
+    ctrl = plat.controller
+    coef = ctrl.fast_coefficients()
+    if coef is None:
+        return False
+    twin.reset(noise_seed)
+    plant, sub = twin.plant, num.sub
+    p = plant.params
+    lim = np.array([p.force_capacity_n, 1.0 if p.abort_on_stroke_velocity else 0.0, p.stroke_m, p.velocity_m_per_s])
+    qc = ctrl.converter()
+    conv = np.array([0.0, 1.0, 1.0] if qc is None else [1.0, float(qc[0]), float(qc[1])])
+    ag = np.zeros(n_steps)
+    m = min(n_steps, num.a_g.size)
+    ag[:m] = num.a_g[:m]
+    rows = slice(base, base + n_steps + 1)
+    cols = np.empty((len(_TRIAL_COLUMNS), n_steps + 1))
+    cols[2] = rec["u"][rows]
+    abort = _run_trial(sub.ad, sub.bd, sub.scheme, sub.mats, sub.load, sub.ncoef, plant.ad, plant.bd, plant._cfg,
+                       np.zeros(p.force_delay_samples), ag, plant.noise_sequence(n_steps + 1),
+                       np.asarray(coef, dtype=float), conv, lim, n_steps, rec["y"][rows], rec["ydot"][rows], cols)
+    if abort >= 0:
+        return False
+    for key, col in zip(_TRIAL_COLUMNS, cols):
+        rec[key][rows] = col
+    return True
+
+
 def empty_building_record(n: int) -> dict:
     rec = {"k": np.arange(n), "t": np.zeros(n), "y": np.zeros((n, 3)), "ydot": np.zeros((n, 3))}
     for key in BUILDING_KEYS:
@@ -346,4 +384,5 @@ def limits_of(view: dict, p: BuildingScenarioParams) -> dict:
 
 __all__ = ["ActuatorCapacityExceeded", "BuildingForce", "BuildingNumerical", "BuildingPlatform",
            "BuildingScenarioParams", "ServoActuatorTwin", "TrackingControllerParams", "DT_S", "benchmark_view",
-           "core_params", "empty_building_record", "limits_of", "make_controller", "plant_draw"]
+           "core_params", "empty_building_record", "limits_of", "make_controller", "plant_draw",
+           "run_trial_compiled"]
