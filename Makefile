@@ -33,16 +33,26 @@ run: setup
 # collected (treated as a failure). timeout(1) exits 124 when the suite ran out of time.
 # Interactive runs keep Ctrl-C working (--foreground); in CI (no terminal) timeout(1) owns a process
 # group, so a suite that overruns is stopped together with any processes it started.
+# Each run records its wall time and result in build/test_wall.json (reported by `rths bench`).
 test: setup
 	@set +e; \
 	fg=; if [ -t 0 ]; then fg=--foreground; fi; \
+	t0=$$(date +%s.%N); \
 	timeout $$fg --kill-after=30 $(TEST_TIMEOUT_S) \
 	  $(PYTHON) -m pytest test -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT_S) $(PYTEST_ARGS) </dev/null; \
 	rc=$$?; \
+	t1=$$(date +%s.%N); \
 	case $$rc in \
 	  5) echo "make test: pytest collected no tests" >&2; rc=1 ;; \
 	  124|137) echo "make test: the suite exceeded $(TEST_TIMEOUT_S) s and was stopped" >&2 ;; \
 	esac; \
+	mkdir -p build; \
+	$(PYTHON) -c 'import json, sys, time; t0, t1, rc, commit, args = sys.argv[1:]; \
+	  json.dump({"wall_s": round(float(t1) - float(t0), 3), "exit_code": int(rc), \
+	             "date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "commit": commit, "pytest_args": args.strip(), \
+	             "timeout_s": $(TEST_TIMEOUT_S)}, open("build/test_wall.json", "w"), indent=1)' \
+	  "$$t0" "$$t1" "$$rc" "$$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)" \
+	  "$(PYTEST_ARGS)" || echo "make test: could not write build/test_wall.json" >&2; \
 	exit $$rc
 
 clean:

@@ -8,6 +8,7 @@
     rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
     rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
+    rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths stress [SCENARIO] --runs N [--out DIR]      N lockstep runs in a row: hangs, failures, differences
     rths params [--markdown]                         every scenario parameter with type, unit, range
@@ -246,6 +247,8 @@ def cmd_compare(a) -> int:
 
 def cmd_bench(a) -> int:
     from rths_ros import bench
+    if a.what == "summary":            # every target of what users wait for (rths_ros/bench/summary.py)
+        return bench.cmd_summary(a)
     out = Path(a.out) if a.out else _default_out("bench")
     facts = bench.machine_facts()
     print(f"rths bench {a.what} on {facts['cores']} cores, kernel {facts['kernel']}, Python {facts['python']}")
@@ -376,8 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--jobs", type=int, default=2, help="parallel variants (vrths engine)")
     co.add_argument("--out")
     co.set_defaults(func=cmd_compare)
-    b = sub.add_parser("bench", help="measure the loop and the per-step cost of the core objects")
-    b.add_argument("what", choices=("core", "loop", "all", "safety", "launch"))
+    b = sub.add_parser("bench", help="measure what users wait for (default: the summary of every target), the "
+                       "loop and the per-step cost of the core objects")
+    b.add_argument("what", nargs="?", default="summary", choices=("summary", "core", "loop", "all", "safety", "launch"),
+                   help="summary (default): every target in one run; or one of the detailed benches")
     b.add_argument("scenario", nargs="?", default="contact_1d",
                    help="scenario name (default contact_1d); with `launch`, `all` runs every scenario")
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
@@ -385,6 +390,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--configs", default="lockstep-processes,lockstep-composed,realtime-processes,realtime-composed",
                    help="comma-separated loop configurations")
     b.add_argument("--no-numba-compare", action="store_true", help="skip the run with numba's JIT disabled")
+    b.add_argument("--quick", action="store_true", help="summary: shortened workloads (labelled as such)")
+    b.add_argument("--only", metavar="GROUPS", help="summary: comma-separated groups of "
+                   "run,composed,vrths,face,realtime,tests (default all)")
+    b.add_argument("--face-points", type=int, help="summary: FACE sweep points (default 200, quick 8)")
+    b.add_argument("--rates", metavar="HZ,...", help="summary: realtime rates scanned from the highest "
+                   "(default 1000,500,250,200,100)")
+    b.add_argument("--rt-duration", type=float, help="summary: seconds of each realtime run (default 5, quick 1)")
+    b.add_argument("--test-record", metavar="PATH", help="summary: the `make test` record (default "
+                   "build/test_wall.json of the source tree)")
     b.add_argument("--out")
     b.set_defaults(func=cmd_bench)
     c = sub.add_parser("check", help="validate a scenario and print it fully resolved")

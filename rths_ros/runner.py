@@ -157,9 +157,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
 
     ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
     closes it at the end), so a caller can reserve the domain it will join before the run starts.
-    ``node_start``: ``fork`` (default where possible: node processes forked from this warm process, see
-    :mod:`rths_ros.runtime.forked`) or ``exec`` (each node process started as ``python -m``); the
-    environment variable RTHS_NODE_START sets the default."""
+    ``node_start``: ``fork`` (the default: node processes forked from this warm process where that is safe, see
+    :mod:`rths_ros.runtime.forked`; else as ``exec``) or ``exec`` (each node process started as ``python -m``);
+    the environment variable RTHS_NODE_START sets the default."""
     node_start = node_start or os.environ.get("RTHS_NODE_START", "fork")
     if node_start not in NODE_STARTS:
         raise RunError(f"node start {node_start!r} (RTHS_NODE_START) is not one of {', '.join(NODE_STARTS)}")

@@ -107,8 +107,15 @@ def fork_node(module: str, argv: list[str], log_path, env: dict, cwd: str, preex
     if pid:
         os.close(log_fd)
         return ForkedProcess(pid, args)
+    _child(module, argv, log_fd, env, cwd, preexec)
+
+
+def _child(module: str, argv: list[str], log_fd: int, env: dict, cwd: str, preexec=None) -> None:
+    """The node process after the fork: set itself up as ``python -m module *argv`` would be, run the node's
+    ``main`` and end with its exit code; never returns."""
+    args = [sys.executable, "-m", module, *argv]
     code = 1
-    try:        # the child: never returns into the parent's code
+    try:
         os.setpgid(0, 0)
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
@@ -120,14 +127,18 @@ def fork_node(module: str, argv: list[str], log_path, env: dict, cwd: str, preex
         os.dup2(log_fd, 2)
         os.close(null)
         os.close(log_fd)
-        os.chdir(cwd)
-        os.environ.clear()
-        os.environ.update(env)
-        try:
+        # new streams on the descriptors: the parent's sys.stdout may be something else (a test harness's capture)
+        sys.stdin = sys.__stdin__ = open(0, closefd=False)
+        sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, closefd=False)
+        try:    # (before the environment changes: setproctitle takes over the memory the original one is in)
             import setproctitle
             setproctitle.setproctitle(shlex.join(args))
         except ImportError:
             pass
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
         sys.argv = [module, *argv]
         code = importlib.import_module(module).main(list(argv))
     except SystemExit as exc:

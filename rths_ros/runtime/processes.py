@@ -24,7 +24,7 @@ def _cmdline(pid: int) -> list[str]:
             argv = [a.decode(errors="replace") for a in fh.read().split(b"\0") if a]
     except OSError:
         return []
-    if len(argv) == 1 and " -m rths_ros.nodes." in argv[0]:
+    if len(argv) == 1 and " -m " in argv[0]:
         try:
             return shlex.split(argv[0])
         except ValueError:

@@ -1,0 +1,184 @@
+"""``rths bench core``: per-step cost of every core object on a recorded trajectory of the scenario, with
+and without numba's JIT; the machine facts and the writer of bench.json / bench.md shared by every bench."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rths_ros.app import factory
+from rths_ros.app import scenario as scn
+
+
+def machine_facts() -> dict:
+    return {"cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
+            "machine": platform.machine(), "rmw": os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp"),
+            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def _time_calls(fn, n: int) -> dict:
+    t = np.empty(n)
+    pc = time.perf_counter_ns
+    for i in range(n):
+        t0 = pc()
+        fn(i)
+        t[i] = pc() - t0
+    t *= 1e-3
+    return {"median_us": float(np.median(t)), "p99_us": float(np.percentile(t, 99)), "max_us": float(t.max()),
+            "budget_fraction_median": float(np.median(t) / 1000.0)}
+
+
+def _time_replay(fn, m: int, n: int, reset=None) -> dict:
+    """Like :func:`_time_calls` for objects with state that replay a recorded trial of ``m`` steps: the trial is
+    replayed as often as needed for ``n`` timed calls; ``reset`` (untimed) runs before each pass."""
+    t = np.empty(n)
+    pc = time.perf_counter_ns
+    i = 0
+    while i < n:
+        if reset is not None:
+            reset()
+        for k in range(min(m, n - i)):
+            t0 = pc()
+            fn(k)
+            t[i] = pc() - t0
+            i += 1
+    t *= 1e-3
+    return {"median_us": float(np.median(t)), "p99_us": float(np.percentile(t, 99)), "max_us": float(t.max()),
+            "budget_fraction_median": float(np.median(t) / 1000.0), "n": int(n)}
+
+
+def bench_core_gait(s: scn.Scenario, n: int = 4000) -> dict:
+    """Per-step cost of the gait test's core objects (numerical.model = vpp), each replaying the recorded
+    inputs of one virtual trial in the order of the node graph (rths_ros.core.models.gait.rths)."""
+    from rths_ros.app.vrths import run_virtual
+    from rths_ros.core.models.gait import vpp, vpp_kernels, vpp_params
+    rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
+    m = rec["force"].shape[0] - 1
+    if m < 2:
+        raise RuntimeError(f"{s.name}: the virtual trial ended after {m} steps; nothing to replay "
+                           f"({rec.get('abort_reason', '')})")
+    vp = s.numerical.vpp
+    out = {}
+    num = factory.build_numerical(s)
+    forces = rec["force"]
+    out[f"numerical_substructure: VPP sync step ({vp.n_sub} RK4 sub-steps of {1e3 * vp.dt_sub_s:.1f} ms, "
+        "events, plate-frame command)"] = _time_replay(
+        lambda k: num.step(forces[k]), m, n, num.reset)
+    P = vpp_params.param_vector(vp, amputee=True, foot="external")
+    work = vpp._Work()
+    box = {}
+
+    def kernel_reset():
+        box["st"] = vpp.initial_state(vp, amputee=True, ic=num.inner._ic)
+
+    def kernel(k):
+        st = box["st"]
+        work.w[0], work.w[1], work.w[2] = forces[k, 0], forces[k, 1], forces[k, 2]
+        vpp_kernels._sync_kernel(st.s, st.c, st.fp, P, work.w, vp.dt_sub_s, vp.n_sub, work.wk, work.cmd)
+    out[f"numerical_substructure: vpp.sync_step kernel alone ({vp.n_sub} sub-steps)"] = _time_replay(
+        kernel, m, n, kernel_reset)
+    plat = factory.build_gait_platform(s)
+    q, qd = rec["q_cmd"], rec["qd_cmd"]
+    out["stewart_platform: GaitPlatform.command (IK with toe-out, speed policy, limits)"] = _time_replay(
+        lambda k: plat.command(q[k + 1], qd[k + 1]), m, n, plat.reset)
+    out["stewart_platform: GaitPlatform.achieved (FK)"] = _time_replay(
+        lambda k: plat.achieved(rec["b_meas"][k], rec["bdot_meas"][k]), m, n, plat.gi.reset)
+    gf = factory.build_force_path(s)
+    out["ft_sensor: GaitForceProcessor.process (FK, sagittal load, CoP)"] = _time_replay(
+        lambda k: gf.process(rec["wrench"][k], rec["b_meas"][k]), m, n, gf.reset)
+    plant = factory.build_plant(s)
+    seed = factory.plant_seed(s, 0)
+    out["sim_plant: SimPlant.step (6 legs, prosthetic foot on the plate, sensor)"] = _time_replay(
+        lambda k: plant.step(rec["b_cmd"][k + 1], rec["ff_velocity"][k + 1]), m, n, lambda: plant.reset(seed))
+    return out
+
+
+def bench_core(s: scn.Scenario, n: int = 4000) -> dict:
+    """Per-step cost of each core object on a recorded trajectory of the scenario (virtual run)."""
+    from rths_ros.app.vrths import run_virtual
+    if s.numerical.family == "gait":
+        return bench_core_gait(s, n)
+    rec = run_virtual(scn.replace(s, loop=scn.replace(s.loop, trials=1)))
+    m = min(n, rec["k"].size - 1)
+    numerical = factory.build_numerical(s)
+    imap, commander = factory.build_platform(s)
+    plant = factory.build_plant(s)
+    force = factory.build_force_processor(s)
+    npc = factory.build_passivity(scn.replace(s, passivity=scn.replace(s.passivity, enabled=True)))
+    aff = factory.build_aff(scn.replace(s, aff=scn.replace(s.aff, enabled=True)))
+    q = np.zeros(1)
+    qd = np.zeros(1)
+    out = {}
+    numerical.reset()
+    out["numerical_substructure: NumericalMSD.step (DOP853)"] = _time_calls(
+        lambda i: numerical.step(rec["f_int"][i:i + 1]), m)
+
+    def cmd(i):
+        q[0], qd[0] = rec["z_cmd"][i + 1], rec["zdot_cmd"][i + 1]
+        commander.command(q, qd)
+    out["stewart_platform: PlatformCommander.command (IK, VFF, limits)"] = _time_calls(cmd, m)
+    out["stewart_platform: InterfaceMap.achieved (FK, warm start)"] = _time_calls(
+        lambda i: imap.achieved(rec["b_meas"][i], rec["bdot_meas"][i]), m)
+    plant.reset(0)
+    out["sim_plant: SimPlant.step (6 legs at 10 kHz, specimen, sensor)"] = _time_calls(
+        lambda i: plant.step(rec["b_cmd"][i + 1], rec["ff_velocity"][i + 1]), m)
+    force.reset()
+    out["ft_sensor: ForceProcessor.process"] = _time_calls(lambda i: force.process(rec["wrench"][i]), m)
+    out["passivity_controller: PassivityController.update"] = _time_calls(
+        lambda i: npc.update(rec["f_int"][i], rec["zdot_cmd"][i], rec["zdot_ach"][i], rec["f_int"][i],
+                             rec["zdot_cmd"][i + 1]), m)
+    aff.reset()
+    out[f"aff_learner: FxlmsAff.adapt (6 x {s.aff.n_taps} taps)"] = _time_calls(
+        lambda i: aff.adapt(rec["b_cmd"][i], rec["b_meas"][i]), m)
+    out[f"stewart_platform: FxlmsAff.feedforward (6 x {s.aff.n_taps} taps)"] = _time_calls(
+        lambda i: aff.feedforward(rec["b_cmd"][i + 1]), m)
+    from rths_ros.app.ilc_series import IlcSeries
+    ilc = IlcSeries(scn.replace(s, ilc=scn.replace(s.ilc, enabled=True)))
+    e = np.random.default_rng(0).normal(0, 1e-4, (6, s.steps))
+    trial = _time_calls(lambda i: ilc.ilc.update(e), 20)
+    trial["note"] = "once per trial, in the pause (not on the fast path)"
+    out["ilc_learner: PdIlc.update (whole trial)"] = trial
+    return out
+
+
+def bench_core_without_numba(scenario_name: str, overrides: list[str]) -> dict:
+    """The same per-step costs with numba's JIT disabled (the kernels run as plain Python/numpy)."""
+    import subprocess
+    import sys
+    code = ("import json,sys; from rths_ros import bench; from rths_ros.app import scenario as scn; "
+            "print(json.dumps(bench.bench_core(scn.load(sys.argv[1], sys.argv[2:]), n=400)))")
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    p = subprocess.run([sys.executable, "-c", code, scenario_name, *overrides], capture_output=True, text=True,
+                       env=env, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "failed")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def markdown_core_compare(jit: dict, nojit: dict) -> str:
+    lines = ["| core object (node) | numba [µs] | plain Python/numpy [µs] | speed-up |", "|---|---|---|---|"]
+    for k, v in jit.items():
+        w = nojit.get(k)
+        if w:
+            lines.append(f"| {k} | {v['median_us']:.1f} | {w['median_us']:.1f} | {w['median_us'] / v['median_us']:.0f}× |")
+    return "\n".join(lines)
+
+
+
+def markdown_core(core: dict) -> str:
+    lines = ["| core object (node) | median [µs] | p99 [µs] | share of 1 ms (median) |", "|---|---|---|---|"]
+    for k, v in core.items():
+        share = f"{100 * v['budget_fraction_median']:.2f} %" if "note" not in v else f"– ({v['note']})"
+        lines.append(f"| {k} | {v['median_us']:.1f} | {v['p99_us']:.1f} | {share} |")
+    return "\n".join(lines)
+
+
+
+def write(out_dir: Path, data: dict, md: str) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "bench.json").write_text(json.dumps(data, indent=2, default=float))
+    (out_dir / "bench.md").write_text(md + "\n")

@@ -1,0 +1,107 @@
+"""Node processes forked from the warm runner (rths_ros.runtime.forked): what a ``python -m`` start gives them
+(own process group, log file, environment, working directory, exit code, command line) they get here too,
+and the process table finds them by that command line."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from rths_ros.runtime import forked, processes
+
+FAKE = textwrap.dedent("""
+    import os, sys, time
+    def main(argv):
+        print("argv", argv, "env", os.environ.get("RTHS_FAKE"), "cwd", os.getcwd(), "pgid_is_pid",
+              os.getpgid(0) == os.getpid(), flush=True)
+        if "--wait" in argv:
+            time.sleep(30)
+        return 7
+""")
+
+
+@pytest.fixture
+def fake_module(tmp_path, monkeypatch):
+    pkg = tmp_path / "pkgs"
+    pkg.mkdir()
+    (pkg / "rths_fake_node.py").write_text(FAKE)
+    monkeypatch.syspath_prepend(str(pkg))
+    return "rths_fake_node"
+
+
+def _wait(p, timeout=20.0):
+    t_end = time.monotonic() + timeout
+    while p.poll() is None and time.monotonic() < t_end:
+        time.sleep(0.02)
+    return p.returncode
+
+
+def test_a_forked_node_gets_its_log_environment_directory_group_and_exit_code(tmp_path, fake_module):
+    assert forked.can_fork()
+    log = tmp_path / "node.log"
+    cwd = tmp_path / "run"
+    cwd.mkdir()
+    p = forked.fork_node(fake_module, ["--out", str(cwd)], log, {"RTHS_FAKE": "yes", "PATH": os.environ["PATH"]},
+                         str(cwd))
+    assert _wait(p) == 7
+    text = log.read_text()
+    assert f"argv ['--out', '{cwd}']" in text
+    assert "env yes" in text and f"cwd {cwd}" in text and "pgid_is_pid True" in text
+    assert "RTHS_FAKE" not in os.environ          # the parent's environment is untouched
+
+
+def test_a_forked_node_shows_its_python_m_command_line_and_takes_signals(tmp_path, fake_module):
+    out = tmp_path / "my run"          # a space in the path survives the title
+    out.mkdir()
+    argv = ["--scenario", "x.yaml", "--out", str(out), "--wait"]
+    p = forked.fork_node(fake_module, argv, tmp_path / "node.log", dict(os.environ), str(out))
+    try:
+        deadline = time.monotonic() + 10
+        while "--wait" not in processes._cmdline(p.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert processes._cmdline(p.pid) == [sys.executable, "-m", fake_module, *argv]
+        with pytest.raises(subprocess.TimeoutExpired):
+            p.wait(timeout=0.2)
+        p.send_signal(signal.SIGTERM)
+        assert _wait(p) == -signal.SIGTERM
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_the_process_table_finds_a_node_by_its_title(tmp_path):
+    """A forked node's title is its command line in one quoted string; it names its node and run directory."""
+    out = tmp_path / "a run"
+    out.mkdir()
+    p = forked.fork_node("rths_ros.nodes.recorder", ["--scenario", "missing.yaml", "--out", str(out)],
+                         tmp_path / "rec.log", dict(os.environ), str(out))
+    try:
+        deadline = time.monotonic() + 10
+        found = []
+        while not found and p.poll() is None and time.monotonic() < deadline:
+            found = processes.node_pids(str(out), "recorder")
+            time.sleep(0.01)
+        assert found == [p.pid] or p.returncode == 2, "the recorder ended before it was seen"
+    finally:
+        _wait(p)
+    assert p.returncode == 2        # the node itself refused the missing scenario, as `python -m` would
+    assert "missing.yaml" in (tmp_path / "rec.log").read_text()
+
+
+def test_no_fork_from_a_process_with_threads():
+    import threading
+    ev = threading.Event()
+    t = threading.Thread(target=ev.wait, daemon=True)
+    t.start()
+    try:
+        assert not forked.can_fork()
+    finally:
+        ev.set()
+        t.join()
+    assert forked.can_fork()
