@@ -30,6 +30,7 @@ def _msg_class(type_name: str):
 class Recorder(RthsNode):
     role = "recorder"
     QUIET_S = 0.5
+    QUIET_REPORTED_S = 0.1
     FLUSH_S = 0.25
 
     def __init__(self, scenario, out_dir=None, context=None):
@@ -60,7 +61,12 @@ class Recorder(RthsNode):
             if t.kind == "control":
                 self._expect_sub.append((sub, t.name))
         self._closed = False
-        self.create_timer(0.1, self._check_quiet)
+        # the end: once every other node's final timing report is in (each node sends it after STOP, after its
+        # last loop message), a short quiet time suffices; else QUIET_S of silence
+        self._timing_seen: list[tuple[str, int]] = []
+        self._reporters = set(scenario.run_nodes) - {self.role, "supervisor"}   # (the supervisor sends none)
+        self._end_stamp_ns: int | None = None
+        self.create_timer(0.05, self._check_quiet)
         # crash safety: hand the data to the file every FLUSH_S (a killed recorder loses at most that)
         self.create_timer(self.FLUSH_S, self._flush)
 
@@ -70,11 +76,27 @@ class Recorder(RthsNode):
 
     def _writer_for(self, topic: str):
         write = self.bag.write_raw
+        final_timing = self._final_timing if topic == "/rths/timing" else None
 
         def cb(data: bytes) -> None:
             write(topic, time.time_ns(), data)
             self._last_rx = time.monotonic()
+            if final_timing is not None:
+                final_timing(data)
         return cb
+
+    def _final_timing(self, data: bytes) -> None:
+        """Note the nodes whose last timing report (sent when they saw STOP or ABORT) is in the bag."""
+        from rclpy.serialization import deserialize_message
+        m = deserialize_message(data, rths_msg.LoopTiming)
+        self._timing_seen.append((m.node, m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec))
+
+    def _all_reported(self) -> bool:
+        """Every other node of the run sent its timing report after the end of the run was announced."""
+        if self._end_stamp_ns is None:
+            return False
+        done = {node for node, stamp in self._timing_seen if stamp >= self._end_stamp_ns}
+        return self._reporters <= done
 
     def on_stop(self) -> None:
         self._stopping_since = time.monotonic()
@@ -90,10 +112,13 @@ class Recorder(RthsNode):
         if (self.exit_code == 3 and self._safe_from and not self._safe_seen
                 and now - self._stopping_since < self._safe_timeout_s):
             return      # the ramp to the safe pose is still to come or under way
-        if now - self._last_rx > self.QUIET_S or now - self._stopping_since > 10.0 + self._safe_timeout_s:
+        quiet = self.QUIET_S if not self._all_reported() else self.QUIET_REPORTED_S
+        if now - self._last_rx > quiet or now - self._stopping_since > 10.0 + self._safe_timeout_s:
             self.finish(self.exit_code)
 
     def on_event(self, msg) -> None:
+        if msg.type in (TestEvent.STOP, TestEvent.ABORT) and self._end_stamp_ns is None:
+            self._end_stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         if msg.type == TestEvent.SAFE:
             self._safe_seen = True
             self._last_rx = time.monotonic()

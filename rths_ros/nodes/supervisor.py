@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from rclpy.duration import Duration
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
@@ -146,7 +147,10 @@ class Supervisor(RthsNode):
             self.abort_reason = reason
             self._stop_sent_at = now
             self.exit_code = 3
-        if self._stop_sent_at is not None and now - self._stop_sent_at > 0.5:
+        waited = now - self._stop_sent_at if self._stop_sent_at is not None else -1.0
+        # after STOP: end once every reader acknowledged the events (STOP included), at the latest after 0.5 s
+        heard = self.exit_code != 3 and waited > 0.1 and self._events_pub.wait_for_all_acked(Duration(seconds=0.0))
+        if heard or waited > 0.5:
             waiting_safe = (self.exit_code == 3 and self.safe_from and not self.safe_received
                             and now - self._stop_sent_at < self.safe_timeout_s)
             if not waiting_safe:

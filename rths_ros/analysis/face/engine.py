@@ -41,8 +41,13 @@ def _reference_q(spec: SweepSpec, run_point: Any, out_dir: Path | None) -> float
     return None
 
 
-def _call(run_point, point):
-    return run_point(point)
+def _call(run_point, point, save_to: str | None = None):
+    """Run one point; with ``save_to``, also save its record there (in the worker, so the compression of the
+    records is spread over the workers instead of queueing in the parent)."""
+    rec = run_point(point)
+    if save_to is not None:
+        _save_record(Path(save_to), rec)
+    return rec
 
 
 def open_cluster(address: str):
@@ -86,6 +91,9 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
     values = list(spec.vary.values)
     points = [{spec.vary.parameter: _plain_number(v)} for v in values]
     records: list[Any] = [None] * len(points)
+
+    def point_file(i: int) -> Path:
+        return out / "points" / f"point_{i:03d}.npz"
     t0 = time.monotonic()
     done = 0
 
@@ -99,12 +107,15 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
         from distributed import as_completed as dask_completed
         client, local = open_cluster(cluster)
         try:
-            futs = {client.submit(_call, run_point, pt, pure=False, key=f"face-{spec.name}-{i}-{time.time_ns()}"): i
+            local_workers = local is not None    # a remote cluster's workers may not see this disk: save here
+            futs = {client.submit(_call, run_point, pt, str(point_file(i)) if local_workers else None, pure=False,
+                                  key=f"face-{spec.name}-{i}-{time.time_ns()}"): i
                     for i, pt in enumerate(points)}
             for fut in dask_completed(list(futs)):
                 i = futs[fut]
                 records[i] = fut.result()
-                _save_record(out / "points" / f"point_{i:03d}.npz", records[i])
+                if not local_workers:
+                    _save_record(point_file(i), records[i])
                 done += 1
                 report()
         finally:
@@ -113,17 +124,15 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
                 local.close()
     elif workers > 1:
         with cf.ProcessPoolExecutor(max_workers=workers) as pool:
-            futs = {pool.submit(_call, run_point, pt): i for i, pt in enumerate(points)}
+            futs = {pool.submit(_call, run_point, pt, str(point_file(i))): i for i, pt in enumerate(points)}
             for fut in cf.as_completed(futs):
                 i = futs[fut]
                 records[i] = fut.result()
-                _save_record(out / "points" / f"point_{i:03d}.npz", records[i])
                 done += 1
                 report()
     else:
         for i, pt in enumerate(points):
-            records[i] = run_point(pt)
-            _save_record(out / "points" / f"point_{i:03d}.npz", records[i])
+            records[i] = _call(run_point, pt, str(point_file(i)))
             done += 1
             report()
     (out / "points" / "index.json").write_text(json.dumps(
