@@ -73,7 +73,7 @@ def cmd_run(a) -> int:
     print(f"rths run {s.name}: {len(s.run_nodes)} nodes {'in one process' if a.composed else 'as processes'}, "
           f"{s.loop.mode}, {s.steps} steps x {s.loop.trials} trial(s) -> {out}")
     try:
-        res = run_scenario(s, out, composed=a.composed)
+        res = run_scenario(s, out, composed=a.composed, after_spawn=_prepare_analysis if not a.no_analyze else None)
     except RunError as exc:
         print(f"rths run: error: {exc}", file=sys.stderr)
         return 2
@@ -90,6 +90,23 @@ def cmd_run(a) -> int:
         update_run_timing(out, analysis_done=time.time())
         return code
     return 0
+
+
+def _prepare_analysis() -> None:
+    """Import the analysis (scipy.signal, matplotlib: about a second) in a background thread at the lowest
+    priority while the run goes on, so the metrics and plots follow the run's end without that wait."""
+    import importlib
+    import threading
+
+    def work() -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (OSError, AttributeError):
+            pass
+        for module in ("rths_ros.analysis.run_analysis", "rths_ros.analysis.metrics", "rths_ros.analysis.plots",
+                       "rths_ros.analysis.report"):
+            importlib.import_module(module)
+    threading.Thread(target=work, name="prepare-analysis", daemon=True).start()
 
 
 #: ``rths analyze`` of a run that did not complete (aborted, interrupted, incomplete) without --partial

@@ -152,14 +152,15 @@ def _tail(path: Path, n: int = 8) -> str:
 
 def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, progress: bool = True,
                  log=print, domain_id: int | None = None, lease: DomainLease | None = None,
-                 node_start: str | None = None) -> RunResult:
+                 node_start: str | None = None, after_spawn=None) -> RunResult:
     """Run an already validated scenario.  Never leaves a node process behind.
 
     ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
     closes it at the end), so a caller can reserve the domain it will join before the run starts.
     ``node_start``: ``fork`` (the default: node processes forked from this warm process where that is safe, see
     :mod:`rths_ros.runtime.forked`; else as ``exec``) or ``exec`` (each node process started as ``python -m``);
-    the environment variable RTHS_NODE_START sets the default."""
+    the environment variable RTHS_NODE_START sets the default.  ``after_spawn()`` is called once every node
+    process is started (e.g. to prepare the analysis while the run goes on)."""
     node_start = node_start or os.environ.get("RTHS_NODE_START", "fork")
     if node_start not in NODE_STARTS:
         raise RunError(f"node start {node_start!r} (RTHS_NODE_START) is not one of {', '.join(NODE_STARTS)}")
@@ -202,6 +203,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            env=env, preexec_fn=_die_with_parent, cwd=str(out), process_group=0)
             fh.close()
+        if after_spawn is not None:
+            after_spawn()
         last_print = 0.0
         drain_until = None
         limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
