@@ -42,7 +42,7 @@ from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPl
 from rths_ros.core.plant.prosthetic_foot import ProstheticFoot, ProstheticFootParams
 from rths_ros.core.plant.specimen import Specimen1D, Specimen1DParams
 from rths_ros.core.platform.interface import InterfaceMap
-from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.core.platform.stewart import StewartKinematics, _forward, no_convergence
 from rths_ros.params import ParameterError, param
 
 __all__ = ["SimPlantParams", "PlantOutput", "SimPlant"]
@@ -143,6 +143,13 @@ class SimPlant:
         self._lq_prev = np.zeros(N_LEGS)
         self._noise = np.zeros(6)
         self._wrench_buf = np.zeros(6)
+        self._zero_ff = np.zeros(N_LEGS)
+        #: true TCP pose (R, t), the forward kinematics' warm start; work arrays of :func:`pose_and_z`
+        self.pose_r = np.zeros((3, 3))
+        self.pose_t = np.zeros(3)
+        self.fk_work = (np.zeros(6), np.zeros((3, 6)), np.zeros((6, 6)), np.zeros(6), np.zeros((6, 7)),
+                        np.zeros(6), np.zeros((3, 3)), np.zeros((3, 3)))
+        self._target = np.zeros(6)
         self._rng = np.random.Generator(np.random.PCG64(p.noise_seed))
         self.reset()
         # exercise the whole step once (kernels are compiled by now), then start over
@@ -163,6 +170,8 @@ class SimPlant:
         self._ideal_vel[:] = 0.0
         self._pose = self._home_pose if not self._foot_mode else \
             self.kinematics.forward(self._start_lengths, guess=self._home_pose)
+        self.pose_r[:] = self._pose.rotation
+        self.pose_t[:] = self._pose.translation
         self._z = 0.0
         self._cmd_buf[:] = self._start_lengths
         self._ff_buf[:] = 0.0
@@ -193,32 +202,51 @@ class SimPlant:
 
     def step(self, length_cmd, ff_velocity=None) -> PlantOutput:
         """Advance t_k -> t_{k+1} with the leg command of this step (held over it); returns m_{k+1}."""
-        nd = self._cmd_buf.shape[0]
-        i = self._buf_i
-        self._cmd_buf[i] = length_cmd
-        if ff_velocity is None:
-            self._ff_buf[i] = 0.0
-        else:
-            self._ff_buf[i] = ff_velocity
-        j = (i + 1) % nd            # oldest entry = the command of command_delay_steps steps ago
+        length = np.asarray(length_cmd, dtype=np.float64)
+        ff = self._zero_ff if ff_velocity is None else np.asarray(ff_velocity, dtype=np.float64)
+        if length.shape != (N_LEGS,) or ff.shape != (N_LEGS,):
+            raise ValueError(f"length_cmd, ff_velocity: expected {N_LEGS} values each, got shapes {length.shape}, "
+                             f"{ff.shape}")
+        j = command_delay(self._cmd_buf, self._ff_buf, self._buf_i, length, ff)
         self._buf_i = j
         if self._ideal:
-            np.subtract(self._cmd_buf[j], self._ideal_len, out=self._ideal_vel)
-            self._ideal_vel /= self.dt_s
-            self._ideal_len[:] = self._cmd_buf[j]
+            ideal_advance(self._cmd_buf[j], self._ideal_len, self._ideal_vel, self.dt_s)
         else:
             self.legs.step(self._cmd_buf[j], self._ff_buf[j])
-        self._pose = self.kinematics.forward(self._true_length, guess=self._pose)
+        target = self._target
+        it, err, z = pose_and_z(self._true_length, self.pose_r, self.pose_t, *self.kinematics.geometry, 1e-12, 20,
+                                self.fk_work, target, self._offset, self._home_z)
+        if not err <= 1e-12:    # the pose stays the last one solved
+            self.pose_r[:] = self._pose.rotation
+            self.pose_t[:] = self._pose.translation
+            raise no_convergence(target, err, it)
+        self._pose = pin.SE3(self.pose_r, self.pose_t)
+        self.kinematics.note_forward(self._pose, it)
         if self._foot_mode:
             self._k += 1
             self._out = self._make_output(first=False)
             return self._out
         z0 = self._z
-        self._z = self._interface_point_z(self._pose) - self._home_z
+        self._z = z
         self.specimen.step(z0, self._z)
         self._k += 1
         self._out = self._make_output(first=False)
         return self._out
+
+    def draw_noise(self, n: int) -> np.ndarray:
+        """The sensor noise of the next ``n`` steps (n, 6), drawn from the plant's generator as :meth:`step` draws
+        it (the same numbers in the same order: 6 per step)."""
+        return self._rng.standard_normal((int(n), 6))
+
+    def set_state_after_trial(self, buf_i: int, z: float, spring: float, steps: int) -> None:
+        """After a compiled trial advanced the state arrays by ``steps`` steps (its noise drawn with
+        :meth:`draw_noise`): the delay-line position, the interface-point displacement, the specimen's spring
+        force and the pose object.  :meth:`measure` is not updated."""
+        self._buf_i = int(buf_i)
+        self._z = float(z)
+        self.specimen.set_spring(spring, z)
+        self._k += int(steps)
+        self._pose = pin.SE3(self.pose_r, self.pose_t)
 
     @property
     def _true_length(self) -> np.ndarray:
@@ -247,7 +275,7 @@ class SimPlant:
         self._rng.standard_normal(out=self._noise)
         vel = np.empty(N_LEGS)
         _sensors(true_len, self._true_velocity, self._home_lengths, p.quantisation_m, self._vel_mode(first),
-                 self.dt_s, self._lq, self._lq_prev, vel, self._foot_mode, self._pose.rotation, fz_world,
+                 self.dt_s, self._lq, self._lq_prev, vel, self._foot_mode, self.pose_r, fz_world,
                  self._offset, self._noise, self._noise_std, self._bias, wrench)
         return PlantOutput(step=self._k, lengths=self._lq.copy(), velocities=vel,
                            currents=(np.zeros(N_LEGS) if self._ideal else self.legs.current.copy()),
@@ -293,3 +321,38 @@ def _sensors(true_len, true_vel, home, q, vel_mode, dt, lq, lq_prev, vel, foot, 
         wrench[i] = wrench[i] + noise[i] * noise_std[i]
     for i in range(6):
         wrench[i] = wrench[i] + bias[i]
+
+
+@njit(cache=True)
+def command_delay(cmd_buf, ff_buf, i, length, ff):
+    """Store the command of this step at ``i`` of the delay line (``command_delay_steps + 1`` rows); returns the
+    row of the command that acts now (the oldest; the next step stores there)."""
+    for c in range(cmd_buf.shape[1]):
+        cmd_buf[i, c] = length[c]
+        ff_buf[i, c] = ff[c]
+    return (i + 1) % cmd_buf.shape[0]
+
+
+@njit(cache=True)
+def ideal_advance(cmd, length, vel, dt):
+    """The ideal actuator: the legs reach ``cmd`` at the end of the step, their rates are the difference
+    quotient."""
+    for c in range(length.shape[0]):
+        vel[c] = cmd[c] - length[c]
+    for c in range(length.shape[0]):
+        vel[c] = vel[c] / dt
+    for c in range(length.shape[0]):
+        length[c] = cmd[c]
+
+
+@njit(cache=True)
+def pose_and_z(true_len, r, t, a, p, tol, max_iter, fk_work, target, offset, home_z):
+    """The true TCP pose ``(r, t)`` of the true leg lengths by forward kinematics, warm-started from ``(r, t)``,
+    and the world-z displacement of the interface point (``offset`` above the TCP) from home.  Returns
+    (Newton updates, residual, z); a residual above ``tol``: no convergence (z undefined)."""
+    big_l, big_u, big_j, res, big_a, delta, s3, r3 = fk_work
+    for c in range(6):
+        target[c] = true_len[c]
+    it, err = _forward(r, t, a, p, target, tol, max_iter, big_l, big_u, big_j, res, big_a, delta, s3, r3)
+    z = (t[2] + r[2, 2] * offset) - home_z
+    return it, err, z

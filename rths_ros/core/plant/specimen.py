@@ -201,6 +201,10 @@ class Specimen1D:
         args = (p.k_exp_n_per_m, p.m_exp_kg, p.h0_m, p.ground_stiffness_n_per_m, p.ground_damping_kg_per_s, h)
         self._phi_free = _mode_map(*args, contact=False)
         self._phi_pen = _mode_map(*args, contact=True)
+        #: the constants of :func:`_specimen_step` after (state, p0, p1)
+        self.kernel_args = (self.dt_s, self._nsub, self._model, float(p.k_exp_n_per_m), float(p.m_exp_kg),
+                            float(p.h0_m), float(p.ground_stiffness_n_per_m), float(p.ground_damping_kg_per_s),
+                            float(self._e), self._phi_free, self._phi_pen)
         self._state = np.zeros(4)
         self._p = 0.0
         self._spring = 0.0
@@ -210,10 +214,7 @@ class Specimen1D:
         self.reset()
 
     def _kernel(self, state, p0, p1):
-        p = self.params
-        return _specimen_step(state, p0, p1, self.dt_s, self._nsub, self._model, p.k_exp_n_per_m,
-                              p.m_exp_kg, p.h0_m, p.ground_stiffness_n_per_m, p.ground_damping_kg_per_s,
-                              self._e, self._phi_free, self._phi_pen)
+        return _specimen_step(state, p0, p1, *self.kernel_args)
 
     def reset(self, p0: float = 0.0) -> None:
         """Static equilibrium for the platform at ``p0`` (home: the mass at rest, h0 below the plate)."""
@@ -239,6 +240,17 @@ class Specimen1D:
     def sensor_force(self) -> float:
         """F_z the specimen exerts on the sensor at the current time [N, world z up]."""
         return -(self._weight + self._spring)
+
+    @property
+    def state(self) -> np.ndarray:
+        """(u, u', resting, touched) of :func:`_specimen_step` (the internal array)."""
+        return self._state
+
+    def set_spring(self, spring: float, p1: float) -> None:
+        """After :func:`_specimen_step` advanced :attr:`state` outside :meth:`step`: its spring force and the
+        platform position at the end of the step."""
+        self._spring = float(spring)
+        self._p = float(p1)
 
     @property
     def position(self) -> float:

@@ -26,8 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from rths_ros.params import ParameterError, param
+
+#: entries of the state array of :func:`force_step`
+F_CONTACT, F_COUNT, F_TARED, F_BIAS_Z = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,35 @@ class ForceProcessorParams:
                 f"contact_threshold_n ({self.contact_threshold_n!r})")
 
 
+@njit(cache=True)
+def force_step(st, acc, bias, wrench, weight, tare_samples, gating, contact_n, release_n):
+    """One sample of :meth:`ForceProcessor.process` on the state ``st`` = [contact, samples of the tare window so
+    far, tared, bias of F_z] (floats; 1.0 = true), the tare sums ``acc`` (6,) and the bias ``bias`` (6,).
+    Returns ``(f_int, f_meas, contact)``."""
+    if st[F_TARED] == 0.0:
+        for i in range(6):
+            acc[i] = acc[i] + wrench[i]
+        st[F_COUNT] += 1.0
+        if st[F_COUNT] >= tare_samples:
+            for i in range(6):
+                bias[i] = acc[i] / st[F_COUNT]
+            bias[2] = bias[2] + weight          # the static load -m_EXP g is not bias
+            st[F_BIAS_Z] = bias[2]
+            st[F_TARED] = 1.0
+        return weight, weight, False
+    f_meas = wrench[2] - st[F_BIAS_Z] + 2.0 * weight
+    dev = abs(f_meas - weight)
+    if st[F_CONTACT] != 0.0:
+        if dev < release_n:
+            st[F_CONTACT] = 0.0
+    elif dev > contact_n:
+        st[F_CONTACT] = 1.0
+    contact = st[F_CONTACT] != 0.0
+    if contact or not gating:
+        return f_meas, f_meas, contact
+    return weight, f_meas, False
+
+
 class ForceProcessor:
     """Per-sample processing of the raw wrench into (f_int, f_meas, contact)."""
 
@@ -60,16 +93,23 @@ class ForceProcessor:
         self._weight = self.params.m_exp_kg * self.params.g_m_per_s2
         self._bias = np.zeros(6)
         self._acc = np.zeros(6)
+        self.state = np.zeros(4)
         self.reset()
+        force_step(np.zeros(4), np.zeros(6), np.zeros(6), np.zeros(6), 1.0, 1, True, 1.0, 1.0)   # compile/load
+
+    @property
+    def constants(self) -> tuple[float, int, bool, float, float]:
+        """(weight, tare_samples, gating, contact_threshold_n, release_threshold_n) of :func:`force_step`."""
+        p = self.params
+        return (self._weight, int(p.tare_samples), bool(p.gating), float(p.contact_threshold_n),
+                float(p.release_threshold_n))
 
     def reset(self) -> None:
         """Forget the contact state and (if tare is on) the bias; the next samples re-tare."""
-        self._contact = False
-        self._n = 0
         self._acc[:] = 0.0
         self._bias[:] = 0.0
-        self._bias_z = 0.0
-        self._tared = not self.params.tare
+        self.state[:] = 0.0
+        self.state[F_TARED] = 0.0 if self.params.tare else 1.0
 
     @property
     def bias(self) -> np.ndarray:
@@ -79,11 +119,11 @@ class ForceProcessor:
     @property
     def tared(self) -> bool:
         """True once the bias is known (immediately if tare is off)."""
-        return self._tared
+        return bool(self.state[F_TARED] != 0.0)
 
     @property
     def contact(self) -> bool:
-        return self._contact
+        return bool(self.state[F_CONTACT] != 0.0)
 
     def process(self, wrench) -> tuple[float, float, bool]:
         """One sample: ``wrench`` = raw [Fx, Fy, Fz, Mx, My, Mz] in the sensor frame.
@@ -91,28 +131,10 @@ class ForceProcessor:
         Returns ``(f_int, f_meas, contact)``: the (gated) interface force handed to the numerical part,
         the gravity-compensated measured force ``F'_m + 2 m_EXP g`` and the contact flag.
         """
-        p = self.params
-        w = self._weight
-        if not self._tared:
-            self._acc += wrench
-            self._n += 1
-            if self._n >= p.tare_samples:
-                self._bias[:] = self._acc / self._n
-                self._bias[2] += w          # the static load -m_EXP g is not bias
-                self._bias_z = float(self._bias[2])
-                self._tared = True
-            return w, w, False
-        f_meas = float(wrench[2]) - self._bias_z + 2.0 * w
-        dev = abs(f_meas - w)
-        if self._contact:
-            if dev < p.release_threshold_n:
-                self._contact = False
-        elif dev > p.contact_threshold_n:
-            self._contact = True
-        if self._contact or not p.gating:
-            return f_meas, f_meas, self._contact
-        return w, f_meas, False
+        f_int, f_meas, contact = force_step(self.state, self._acc, self._bias, np.asarray(wrench, dtype=np.float64),
+                                            *self.constants)
+        return float(f_int), float(f_meas), bool(contact)
 
     def __repr__(self) -> str:  # pragma: no cover - cosmetic
-        return f"ForceProcessor(contact={self._contact}, bias_z={self._bias_z:.4g}, tared={self._tared})"
+        return f"ForceProcessor(contact={self.contact}, bias_z={self.state[F_BIAS_Z]:.4g}, tared={self.tared})"
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from rths_ros.core.platform.interface_kernels import ACHIEVED_OK, achieved_translation, leg_commands_translation
 from rths_ros.core.platform.stewart import StewartKinematics
 from rths_ros.params import ParameterError, param
 
@@ -96,6 +97,7 @@ class InterfaceMap:
         self._qd = np.zeros(self.n)
         self._pose = kinematics.home_pose
         self._fk_last = kinematics.home_pose
+        self._kernel_setup(kinematics)
         #: TCP pose of the last :meth:`leg_commands_into` / :meth:`to_platform` call
         self.last_platform_pose = kinematics.home_pose
         #: TCP pose of the last :meth:`achieved_into` call (the forward-kinematics warm start)
@@ -105,12 +107,32 @@ class InterfaceMap:
         self.achieved_into(kinematics.home_lengths, np.zeros(6), self._q, self._qd)
         self.reset()
 
+    def _kernel_setup(self, kin: StewartKinematics) -> None:
+        """Constants and work arrays of the translation-only kernels (:mod:`.interface_kernels`)."""
+        self.geometry = kin.geometry
+        #: (R_I0_W, t_I0_W, R_TCP_I, t_TCP_I) of the achieved state
+        self.frames = (np.array(self._T_i0_w.rotation, order="F"), self._T_i0_w.translation.copy(),
+                       np.array(self._T_tcp_i.rotation, order="F"), self._T_tcp_i.translation.copy())
+        self._r_tcp_i = self.frames[2]          # column-major, as pinocchio holds it
+        self.fk_work = (np.zeros(6), np.zeros((3, 6)), np.zeros((6, 6)), np.zeros(6), np.zeros((6, 7)),
+                        np.zeros(6), np.zeros((3, 3)), np.zeros((3, 3)))
+        self._fk_r = np.zeros((3, 3))
+        self._fk_t = np.zeros(3)
+        self._ach = (np.zeros(6), np.zeros(6), np.zeros((3, 3)), np.zeros(3), np.asfortranarray(np.zeros((3, 3))),
+                     np.zeros(3), np.zeros(3), np.zeros(3))
+        self._cmd_work = (np.zeros(3), np.zeros(3), np.zeros(3), np.zeros((3, 6)))
+
     # ------------------------------------------------------------------------------------------------------------
     def reset(self) -> None:
         """Forget the warm start: the next :meth:`achieved` starts Newton at home."""
         self._fk_last = self.kinematics.home_pose
         self.last_achieved_pose = self._fk_last
         self.last_platform_pose = self.kinematics.home_pose
+
+    def reset_warm_start(self, rotation, translation) -> None:
+        """The achieved pose (the forward kinematics' warm start) after a compiled loop advanced it."""
+        self._fk_last = pin.SE3(np.asarray(rotation, dtype=float), np.asarray(translation, dtype=float))
+        self.last_achieved_pose = self._fk_last
 
     @property
     def dofs(self) -> tuple[str, ...]:
@@ -151,6 +173,17 @@ class InterfaceMap:
     def leg_commands_into(self, q, qdot, b_out: np.ndarray, bdot_out: np.ndarray) -> None:
         """Allocation-light :meth:`leg_commands`: IK for b, body Jacobian times the TCP body twist for bdot.
         Stores the TCP pose in :attr:`last_platform_pose`."""
+        if not self._has_rot:
+            x3, xd3, t, u = self._cmd_work
+            q = np.asarray(q, dtype=np.float64)
+            qdot = np.asarray(qdot, dtype=np.float64)
+            if q.shape != (self.n,) or qdot.shape != (self.n,):
+                raise ValueError(f"q, qdot: expected {self.n} values each for dofs {self.params.dofs}, got shapes "
+                                 f"{q.shape}, {qdot.shape}")
+            leg_commands_translation(q, qdot, self._idx, self._R_home, self._t_home, self._R_w_i0, self._r_tcp_i, *self.geometry, x3,
+                                     xd3, self._V, t, u, self._J, b_out, bdot_out)
+            self.last_platform_pose = pin.SE3(self._R_home, t)
+            return
         pose = self._pose_from_x6(q)
         xd = self._xd6
         self._expand(qdot, xd)
@@ -197,6 +230,23 @@ class InterfaceMap:
         TCP body twist from ``J V = b'dot``, mapped to the interface rates.  Stores the pose in
         :attr:`last_achieved_pose`."""
         kin = self.kinematics
+        if not self._has_rot:
+            r, t = self._fk_r, self._fk_t
+            r[:] = self._fk_last.rotation
+            t[:] = self._fk_last.translation
+            target, rates, mid_r, mid_t, d_r, d_t, lin, ang = self._ach
+            code, it, _ = achieved_translation(np.asarray(lengths, dtype=np.float64),
+                                               np.asarray(lengths_rate, dtype=np.float64), r, t, *self.geometry,
+                                               1e-12, 20, self.fk_work, target, rates, self._V, self.frames, mid_r,
+                                               mid_t, d_r, d_t, lin, ang, self._idx, q_out, qdot_out)
+            if code != ACHIEVED_OK:     # the kinematics raises the error with its message
+                pose = kin.forward(lengths, guess=self._fk_last)
+                kin.twist_from_rates(pose, lengths_rate, self._V)
+            pose = pin.SE3(r, t)
+            kin.note_forward(pose, it)
+            self._fk_last = pose
+            self.last_achieved_pose = pose
+            return
         pose = kin.forward(lengths, guess=self._fk_last)
         self._fk_last = pose
         self.last_achieved_pose = pose

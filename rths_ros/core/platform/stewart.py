@@ -333,6 +333,14 @@ def _joint_angles(R, t, a, p, L, U, out):
         out[1, i] = math.acos(min(1.0, max(-1.0, cp)))
 
 
+def no_convergence(target, err: float, it: int) -> KinematicsError:
+    """The error of a forward kinematics that did not converge for the leg lengths ``target``."""
+    return KinematicsError(
+        f"forward kinematics did not converge for leg lengths {np.array2string(target, precision=6)} m "
+        f"(max residual {err:.3g} m after {it} Newton updates); lengths outside the reachable set, a "
+        "singular pose or a guess too far away")
+
+
 # --------------------------------------------------------------------------------------------------------------
 # kinematics object
 # --------------------------------------------------------------------------------------------------------------
@@ -350,6 +358,8 @@ class StewartKinematics:
         self._a = np.ascontiguousarray(a)
         # platform joints in the TCP frame: the joint plane lies tcp_offset_m below the TCP
         self._p = np.ascontiguousarray(p_plane - np.array([[0.0], [0.0], [self.params.tcp_offset_m]]))
+        #: (base joints a, platform joints p) as the kernels take them (the internal arrays)
+        self.geometry = (self._a, self._p)
         self._home = pin.SE3(np.eye(3), np.array([0.0, 0.0, self.params.home_height_m + self.params.tcp_offset_m]))
         # work arrays
         self._L = np.zeros(6)
@@ -452,14 +462,16 @@ class StewartKinematics:
         it, err = _forward(R, t, self._a, self._p, target, tol, max_iter, self._L, self._U, self._J, self._res,
                            self._A, self._delta, self._S3, self._R3)
         if not err <= tol:
-            raise KinematicsError(
-                f"forward kinematics did not converge for leg lengths {np.array2string(target, precision=6)} m "
-                f"(max residual {err:.3g} m after {it} Newton updates); lengths outside the reachable set, a "
-                "singular pose or a guess too far away")
+            raise no_convergence(target, err, it)
         M = pin.SE3(R, t)
         self.last_iterations = it
         self._fk_last = M
         return M
+
+    def note_forward(self, pose: pin.SE3, iterations: int) -> None:
+        """Record a forward kinematics solved by the kernels outside :meth:`forward` (as :meth:`forward` does)."""
+        self.last_iterations = iterations
+        self._fk_last = pose
 
     # ----- joints ---------------------------------------------------------------------------------------------
     def joint_angles(self, pose: pin.SE3, out: np.ndarray | None = None) -> np.ndarray:

@@ -42,7 +42,7 @@ import numba
 import numpy as np
 from scipy.linalg import expm
 
-from rths_ros.core.numerics.integrators import DOP853, AffineHarmonicRK
+from rths_ros.core.numerics.integrators import DOP853, AffineHarmonicRK, erk_affine_harmonic_step
 from rths_ros.params import ParameterError, param
 
 GATE_CHOICES = ("contact_phase", "ground_contact")
@@ -117,6 +117,18 @@ def suspension(params: Contact1DParams, t):
     return -a * (1.0 - np.cos(w * t)), -a * w * np.sin(w * t)
 
 
+@numba.njit(cache=True)
+def msd_step(rk, b0, inv_m, f_int, k, dt, y, kbuf, out):  # pragma: no cover - numba
+    """One step of :meth:`NumericalMSD.step` from ``y`` at step ``k`` with ``F_int`` held: the RK input
+    ``b[1] = b0 - F_int / m``, then the DOP853 step into ``out``, copied to ``y``.  ``rk`` = (stage matrix,
+    weights, nodes, A, b, c, s, omega) of :class:`~rths_ros.core.numerics.integrators.AffineHarmonicRK`."""
+    ta, tb, tc, a, b, c, s, omega = rk
+    b[1] = b0 - f_int * inv_m
+    erk_affine_harmonic_step(ta, tb, tc, a, b, c, s, omega, k * dt, dt, y, kbuf, out)
+    y[0] = out[0]
+    y[1] = out[1]
+
+
 class NumericalMSD:
     """Numerical substructure: ``m_NUM`` on ``k_NUM || d_NUM`` driven by the suspension.
 
@@ -144,6 +156,10 @@ class NumericalMSD:
         s = np.array([0.0, -d * a * w / m])
         self._rk = AffineHarmonicRK(A, np.array([0.0, self._b0]), c, s, w, DOP853)
         self._y = np.zeros(2)
+        self._next = np.zeros(2)
+        rk = self._rk
+        #: the integrator's arrays and constants, as :func:`msd_step` takes them
+        self.rk_args = (rk._ta, rk._tb, rk._tc, rk.A, rk.b, rk.c, rk.s, rk.omega)
         self.k = 0
         self.reset()
 
@@ -185,12 +201,9 @@ class NumericalMSD:
 
     def step(self, f_int: float) -> tuple[float, float]:
         """Advance one step with ``F_int`` held; returns ``(z_{k+1}, z'_{k+1})``."""
-        self._rk.b[1] = self._b0 - f_int * self._inv_m
-        y = self._rk.step(self.k * self.dt, self._y, self.dt)
-        self._y[0] = y[0]
-        self._y[1] = y[1]
+        msd_step(self.rk_args, self._b0, self._inv_m, float(f_int), self.k, self.dt, self._y, self._rk._k, self._next)
         self.k += 1
-        return float(y[0]), float(y[1])
+        return float(self._y[0]), float(self._y[1])
 
 
 # ----------------------------------------------------------------------------------------
