@@ -37,13 +37,13 @@ from rths_ros.launch_support import (
 )
 from rths_ros.nodes.registry import module_name
 from rths_ros.params import ParameterError
-from rths_ros.runtime import forked, startup
+from rths_ros.runtime import fork_server, forked, startup
 from rths_ros.runtime.processes import node_pids
 
 DOMAIN_RANGE = range(1, 101)
 PR_SET_PDEATHSIG = 1
 #: how node processes start: forked from the warm runner, or each as ``python -m`` (run_scenario)
-NODE_STARTS = ("fork", "exec")
+NODE_STARTS = ("fork", "server", "exec")
 
 
 class RunError(RuntimeError):
@@ -158,7 +158,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
     closes it at the end), so a caller can reserve the domain it will join before the run starts.
     ``node_start``: ``fork`` (the default: node processes forked from this warm process where that is safe, see
-    :mod:`rths_ros.runtime.forked`; else as ``exec``) or ``exec`` (each node process started as ``python -m``);
+    :mod:`rths_ros.runtime.forked`, else from this process's fork server, :mod:`rths_ros.runtime.fork_server`),
+    ``server`` (always from the fork server) or ``exec`` (each node process started as ``python -m``);
     the environment variable RTHS_NODE_START sets the default.  ``after_spawn()`` is called once every node
     process is started (e.g. to prepare the analysis while the run goes on)."""
     node_start = node_start or os.environ.get("RTHS_NODE_START", "fork")
@@ -187,8 +188,12 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     sp = scenario.safety
     drain_s = orderly_stop_s(scenario)
     fork = node_start == "fork" and forked.can_fork()
+    server = None
     if fork:    # import and warm once here; every node process starts from this state (runtime.forked)
         forked.warm(scenario, [node_command(spec)[2] for spec in specs])
+    elif node_start in ("fork", "server"):      # threads here: the same from this process's fork server
+        server = fork_server.server()
+        server.warm(scenario_path)
     spawned = time.time()
     try:
         for spec in specs:
@@ -198,6 +203,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             # hands exactly one SIGINT to every node (the orderly stop: ramp to the safe pose, then end)
             if fork:
                 procs[name] = forked.fork_node(cmd[2], cmd[3:], logs[name], env, str(out), _die_with_parent)
+                continue
+            if server is not None:
+                procs[name] = server.spawn(cmd[2], cmd[3:], logs[name], env, str(out))
                 continue
             fh = open(logs[name], "wb")
             procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

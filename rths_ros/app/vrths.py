@@ -72,7 +72,7 @@ class VirtualRun:
 
     def __init__(self, s: Scenario, compiled: bool = True):
         self.s = s
-        #: run a trial in the compiled kernel of the objects' loop where it applies (building, 1-D interface)
+        #: run a trial in the compiled kernel of the objects' loop where it applies (building, 1-D interface, gait)
         self.compiled = compiled
         self.family = s.numerical.family
         # the same objects the nodes build: model, platform path, force path, plant (rths_ros.app.factory)
@@ -271,6 +271,11 @@ class VirtualRun:
         """One trial of the gait test, in the order of the node graph (see rths_ros.core.models.gait.rths)."""
         s = self.s
         base = j * self.trial_len
+        if self.compiled and not base <= s.faults.nan_wrench_at_step <= base + self.n_steps:
+            from rths_ros.core.models.gait.trial import run_trial_compiled
+            if run_trial_compiled(self.numerical, self.platform, self.force, self.plant, factory.plant_seed(s, j),
+                                  self.n_steps, rec, base):
+                return True     # the objects' loop in one compiled kernel (same numbers); else step the objects
         out = self.plant.reset(factory.plant_seed(s, j))
         num, plat, gf = self.numerical, self.platform, self.force
         num.reset()

@@ -42,7 +42,6 @@ def _wait(p, timeout=20.0):
 
 
 def test_a_forked_node_gets_its_log_environment_directory_group_and_exit_code(tmp_path, fake_module):
-    assert forked.can_fork()
     log = tmp_path / "node.log"
     cwd = tmp_path / "run"
     cwd.mkdir()
@@ -96,6 +95,7 @@ def test_the_process_table_finds_a_node_by_its_title(tmp_path):
 
 def test_no_fork_from_a_process_with_threads():
     import threading
+    before = forked.can_fork()
     ev = threading.Event()
     t = threading.Thread(target=ev.wait, daemon=True)
     t.start()
@@ -104,4 +104,32 @@ def test_no_fork_from_a_process_with_threads():
     finally:
         ev.set()
         t.join()
-    assert forked.can_fork()
+    assert forked.can_fork() == before
+
+
+def test_the_fork_server_starts_nodes_like_the_runner_does(tmp_path, fake_module):
+    """A parent with threads gets its node processes from the fork server: same log, environment, directory,
+    process group, title and exit code; a signal reaches the node; the server's end takes its nodes along."""
+    from rths_ros.runtime.fork_server import ForkServer
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    srv = ForkServer(env)
+    try:
+        cwd = tmp_path / "run dir"
+        cwd.mkdir()
+        p = srv.spawn(fake_module, ["--out", str(cwd)], tmp_path / "a.log", {"RTHS_FAKE": "srv", **env}, str(cwd))
+        assert _wait(p) == 7
+        text = (tmp_path / "a.log").read_text()
+        assert f"argv ['--out', '{cwd}']" in text and "env srv" in text and "pgid_is_pid True" in text
+        q = srv.spawn(fake_module, ["--out", str(cwd), "--wait"], tmp_path / "b.log", env, str(cwd))
+        deadline = time.monotonic() + 10
+        while "--wait" not in processes._cmdline(q.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert processes._cmdline(q.pid) == [sys.executable, "-m", fake_module, "--out", str(cwd), "--wait"]
+        assert q.poll() is None
+        q.send_signal(signal.SIGINT)
+        assert _wait(q) == -signal.SIGINT
+        r = srv.spawn(fake_module, ["--wait"], tmp_path / "c.log", env, str(cwd))
+        srv.close()
+        assert _wait(r) == -signal.SIGTERM       # it ended with the server
+    finally:
+        srv.close()

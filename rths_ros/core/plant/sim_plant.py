@@ -248,6 +248,15 @@ class SimPlant:
         self._k += int(steps)
         self._pose = pin.SE3(self.pose_r, self.pose_t)
 
+    def set_pose_after_trial(self, buf_i: int, steps: int, iterations: int) -> None:
+        """After a compiled trial of the gait test advanced the state arrays by ``steps`` steps (its noise drawn
+        with :meth:`draw_noise`): the delay-line position, the step count and the pose object.  :meth:`measure` is
+        not updated."""
+        self._buf_i = int(buf_i)
+        self._k += int(steps)
+        self._pose = pin.SE3(self.pose_r, self.pose_t)
+        self.kinematics.note_forward(self._pose, int(iterations))
+
     @property
     def _true_length(self) -> np.ndarray:
         return self._ideal_len if self._ideal else self.legs.length

@@ -68,9 +68,10 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from rths_ros.core.models.gait import kernels as gk
 from rths_ros.core.platform.commander import LimitViolation, PlatformCommander, PlatformCommanderParams
 from rths_ros.core.platform.interface import InterfaceMap, InterfaceMapParams
-from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.core.platform.stewart import KinematicsError, StewartKinematics
 from rths_ros.params import ParameterError, param
 
 __all__ = ["GaitInterfaceParams", "GaitInterface", "SagittalWrench", "WrenchLimitViolation", "FootState",
@@ -216,6 +217,17 @@ class GaitInterface:
         self._J = np.zeros((6, 6))
         self.last_tcp_pose = home
         self._fk_last = home
+        # the frames and work arrays of the kernels (rths_ros.core.models.gait.kernels)
+        fr = [np.asfortranarray(x) for T in (self._T_g_w, self._T_w_g, self._T_tcp_d, self._T_d_tcp, self._T_tcp_s)
+              for x in (T.rotation, T.translation)]
+        self.frames = (*fr, np.asfortranarray(self._R_df), np.zeros(3))
+        self.work = (np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3)), np.zeros(3),
+                     np.zeros((3, 3)), np.zeros(3), np.zeros((3, 3)), np.zeros(3), np.zeros(3), np.zeros(3),
+                     np.zeros(3))
+        self._fk_work = (np.zeros(6), np.zeros((3, 6)), np.zeros((6, 6)), np.zeros((6, 7)), np.zeros(6))
+        self._pose_r = np.zeros((3, 3))
+        self._pose_t = np.zeros(3)
+        self._load = np.zeros(len(gk.LOAD_FIELDS))
 
     # ----- geometry -----------------------------------------------------------------------------------------
     @property
@@ -255,15 +267,8 @@ class GaitInterface:
         """Body twist (v, omega) of the TCP in TCP axes for the command rates ``qdot = (x', y', alpha')``;
         ``xd_ref_m_per_s`` = rate of the reference point x_ref (0 during a stance)."""
         out = np.empty(6) if out is None else out
-        alpha = float(q[2])
-        R_gd = rot_z(math.pi / 2 - alpha)
-        w_g = np.array([0.0, 0.0, -float(qdot[2])])
-        v_ifp_g = np.array([float(qdot[0]) - xd_ref_m_per_s, float(qdot[1]), 0.0])
-        r_g = R_gd @ self._T_d_tcp.translation          # IFP -> TCP in G
-        v_tcp_g = v_ifp_g + _cross(w_g, r_g)
-        R_g_tcp = R_gd @ self._T_d_tcp.rotation
-        out[:3] = R_g_tcp.T @ v_tcp_g
-        out[3:] = R_g_tcp.T @ w_g
+        qd = np.asarray(qdot, dtype=float)
+        gk.tcp_twist(float(q[2]), qd, float(xd_ref_m_per_s), self.frames, self.work, out)
         return out
 
     # ----- commands -----------------------------------------------------------------------------------------
@@ -273,10 +278,12 @@ class GaitInterface:
         alpha_R [rad])`` with rates ``qdot``.  ``x_ref_m`` = model x of the plate reference point (the foot point
         x_FP,R of the current stance) and ``xd_ref_m_per_s`` its rate (0 during a stance).  Raises :class:`LimitViolation` on a stroke, speed or joint-angle violation
         (if ``check``, default ``enforce_limits``)."""
-        pose = self.tcp_pose(q, x_ref_m)
-        b = np.empty(6)
-        self.kinematics.jacobian_into(pose, self._J, lengths_out=b)
-        bd = self._J @ self.tcp_body_twist(q, qdot, self._V, xd_ref_m_per_s)
+        b, bd = np.empty(6), np.empty(6)
+        L, U, J, A, rates = self._fk_work
+        gk.leg_commands_pose(np.asarray(q, dtype=float), np.asarray(qdot, dtype=float), float(x_ref_m),
+                             float(xd_ref_m_per_s), self.frames, self.work, *self.kinematics.geometry, U, self._J,
+                             self._V, self._pose_r, self._pose_t, b, bd)
+        pose = pin.SE3(self._pose_r, self._pose_t)
         self.last_tcp_pose = pose
         if self.params.enforce_limits if check is None else check:
             self._commander.check(b, bd, pose)
@@ -285,11 +292,9 @@ class GaitInterface:
     def command_from_tcp(self, pose: pin.SE3, x_ref_m: float = 0.0) -> np.ndarray:
         """Interface coordinates ``(x_IFP, y_IFP, alpha_R)`` of a TCP pose (sagittal part; the out-of-plane
         components of a real pose are ignored)."""
-        d = self._T_g_w * pose * self._T_tcp_d
-        R = d.rotation
-        theta = math.atan2(R[1, 0], R[0, 0])
-        t = d.translation
-        return np.array([t[0] + x_ref_m, t[1], math.pi / 2 - theta])
+        q = np.empty(3)
+        gk.command_from_pose(pose.rotation, pose.translation, self.frames, self.work, float(x_ref_m), q)
+        return q
 
     def achieved(self, lengths, rates, x_ref_m: float = 0.0, xd_ref_m_per_s: float = 0.0
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -298,14 +303,13 @@ class GaitInterface:
         kin = self.kinematics
         pose = kin.forward(np.asarray(lengths, dtype=float), guess=self._fk_last)
         self._fk_last = pose
-        V = kin.twist_from_rates(pose, np.asarray(rates, dtype=float), np.empty(6))
-        q = self.command_from_tcp(pose, x_ref_m)
-        R_g_tcp = (self._T_g_w * pose).rotation
-        w_g = R_g_tcp @ V[3:]
-        v_tcp_g = R_g_tcp @ V[:3]
-        r_g = R_g_tcp @ (self._a_t)                    # TCP -> IFP in G
-        v_ifp = v_tcp_g + _cross(w_g, r_g)
-        return q, np.array([v_ifp[0] + xd_ref_m_per_s, v_ifp[1], -w_g[2]])
+        L, U, J, A, rates_w = self._fk_work
+        q, qd = np.empty(3), np.empty(3)
+        if not gk.achieved_state(pose.rotation, pose.translation, np.asarray(rates, dtype=float), *kin.geometry, L, U,
+                                 J, A, rates_w, self._V, self.frames, self.work, self._a_t, float(x_ref_m),
+                                 float(xd_ref_m_per_s), q, qd):
+            raise KinematicsError("singular hexapod Jacobian: the leg rates do not determine the platform twist")
+        return q, qd
 
     def reset(self) -> None:
         """Forget the forward-kinematics warm start."""
@@ -323,13 +327,10 @@ class GaitInterface:
 
     def foot_state_from_tcp(self, pose: pin.SE3, twist_body) -> FootState:
         """Foot state in G from a TCP pose and its body twist (e.g. the digital twin's true platform motion)."""
-        T_gd = self._T_g_w * pose * self._T_tcp_d
-        T = T_gd * pin.SE3(self._R_df, np.zeros(3))
-        R_g_tcp = (self._T_g_w * pose).rotation
-        V = np.asarray(twist_body, dtype=float)
-        w_g = R_g_tcp @ V[3:]
-        v_ifp = R_g_tcp @ (V[:3] + _cross(V[3:], self._a_t))
-        return FootState(T.rotation.copy(), T.translation.copy(), v_ifp, w_g, self._T_f_s.rotation.copy(),
+        R, p, v_ifp, w_g = np.empty((3, 3)), np.empty(3), np.empty(3), np.empty(3)
+        gk.foot_state_pose(pose.rotation, pose.translation, np.asarray(twist_body, dtype=float), self.frames,
+                           self.work, self._a_t, R, p, v_ifp, w_g)
+        return FootState(R, p, v_ifp, w_g, self._T_f_s.rotation.copy(),
                          self._T_f_s.translation.copy(), self._gravity_g.copy())
 
     # ----- loads ----------------------------------------------------------------------------------------------
@@ -363,36 +364,17 @@ class GaitInterface:
         if do_check:
             self.check_wrench(w)
         pose = self.last_tcp_pose if pose is None else pose
-        T_gs = self._T_g_w * pose * self._T_tcp_s
-        R_gs = T_gs.rotation
-        f_g = R_gs @ w[:3]
-        m_g = R_gs @ w[3:]                               # about the sensor origin
-        # remove the payload weight (acts at its centre of mass)
-        T_gd = self._T_g_w * pose * self._T_tcp_d
-        T_gf = T_gd * pin.SE3(self._R_df, np.zeros(3))
-        if p.payload_mass_kg > 0.0:
-            fw = p.payload_mass_kg * self._gravity_g
-            r_com = T_gf.act(self._com_f) - T_gs.translation
-            f_g = f_g - fw
-            m_g = m_g - _cross(r_com, fw)
-        a = T_gd.translation                            # IFP in G
-        m_a = m_g + _cross(T_gs.translation - a, f_g)  # moment about the IFP
-        e, en = leg_unit_vectors(alpha_rad)
-        fx, fy = float(f_g[0]), float(f_g[1])
-        normal = fy
+        o = self._load
+        gk.sagittal_load(w, float(alpha_rad), pose.rotation, pose.translation, self.frames, self.work,
+                         float(x_ref_m), float(p.payload_mass_kg), self._gravity_g, self._com_f,
+                         float(p.cop_min_force_n), o)
+        fx, fy, f_par, f_perp, m_z, f_lat, normal, cop_x, cop_z = (float(x) for x in o)
         if do_check and not normal <= p.frame_load_max_n:
             raise WrenchLimitViolation(0, "frame vertical load", normal, p.frame_load_max_n,
                                        f"reaction frame load {normal:.3f} N exceeds the admissible "
                                        f"{p.frame_load_max_n:g} N (force normal to the ground plate)")
-        if abs(fy) >= p.cop_min_force_n:
-            m_o = m_a + _cross(a, f_g)                # about the G origin
-            cop_x = float(m_o[2] / fy) + x_ref_m
-            cop_z = float(-m_o[0] / fy)
-        else:
-            cop_x = cop_z = math.nan
-        return SagittalWrench(f_x=fx, f_y=fy, f_parallel=fx * e[0] + fy * e[1], f_perp=fx * en[0] + fy * en[1],
-                              m_z=float(m_a[2]), f_lateral=float(f_g[2]), normal_force=normal, cop_x=cop_x,
-                              cop_z=cop_z)
+        return SagittalWrench(f_x=fx, f_y=fy, f_parallel=f_par, f_perp=f_perp, m_z=m_z, f_lateral=f_lat,
+                              normal_force=normal, cop_x=cop_x, cop_z=cop_z)
 
     def centre_of_pressure(self, f_x: float, f_y: float, m_z: float, x_ifp_m: float, y_ifp_m: float) -> float:
         """Planar CoP on the ground (model x) from the sagittal load about the IFP at (x_IFP, y_IFP):

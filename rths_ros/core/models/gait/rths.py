@@ -58,6 +58,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rths_ros.core.models.gait import kernels as gk
 from rths_ros.core.models.gait import vpp, vpp_kernels, vpp_params
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
 from rths_ros.core.platform.commander import LegCommandArrays, PlatformCommander, PlatformCommanderParams
@@ -109,6 +110,8 @@ class GaitNumerical:
         self._work = vpp._Work()
         self._h0f = vp.h0_f_m
         self._a0 = math.radians(vp.alpha0_deg)
+        #: (h_0f, alpha_0, swing_transition_s, swing_lift_m, 2, 3) of rths_ros.core.models.gait.kernels.plate_command
+        self._gp = np.array([self._h0f, self._a0, self.gp.swing_transition_s, self.gp.swing_lift_m, 2.0, 3.0])
         self.q = np.zeros(3)
         self.qd = np.zeros(3)
         self.model_cmd = np.zeros(6)
@@ -139,33 +142,8 @@ class GaitNumerical:
         return float(self.model_cmd[0] + self._h0f * math.cos(self._a0))
 
     def _update_command(self) -> None:
-        c = self.model_cmd
-        q, qd = self.q, self.qd
-        if self.right_stance:
-            q[0], q[1], q[2] = c[0] - self.state.fp[1], c[1], c[2]
-            qd[0], qd[1], qd[2] = c[3], c[4], c[5]
-            return
-        # swing target: the touch-down pose relative to the next foot point, at the model's swing height
-        tx, ty, ta = -self._h0f * math.cos(self._a0), c[1], self._a0
-        tyd = c[4]
-        T = self.gp.swing_transition_s
-        tau = (self.t - self._t_to) / T if T > 0.0 else 1.0
-        if tau >= 1.0:
-            q[0], q[1], q[2] = tx, ty, ta
-            qd[0], qd[1], qd[2] = 0.0, tyd, 0.0
-            return
-        s = tau * tau * tau * (10.0 - 15.0 * tau + 6.0 * tau * tau)
-        sd = 30.0 * tau * tau * (1.0 - tau) * (1.0 - tau) / T
-        lift = self.gp.swing_lift_m
-        b = 64.0 * (tau * (1.0 - tau)) ** 3
-        bd = 192.0 * (tau * (1.0 - tau)) ** 2 * (1.0 - 2.0 * tau) / T
-        q0 = self._q_to
-        q[0] = q0[0] + s * (tx - q0[0])
-        q[1] = q0[1] + s * (ty - q0[1]) + lift * b
-        q[2] = q0[2] + s * (ta - q0[2])
-        qd[0] = sd * (tx - q0[0])
-        qd[1] = sd * (ty - q0[1]) + s * tyd + lift * bd
-        qd[2] = sd * (ta - q0[2])
+        gk.plate_command(self.model_cmd, self.right_stance, float(self.state.fp[1]), self.t, self._t_to, self._q_to,
+                         self._gp, self.q, self.qd)
 
     def step(self, f_par: float, f_perp: float, m_z: float) -> int:
         """Advance the model one synchronisation step with the load held; update :attr:`q`, :attr:`qd` (the
@@ -235,6 +213,7 @@ class GaitPlatform:
         self._out = LegCommandArrays()
         self.start_lengths = np.array(kinematics.home_lengths, dtype=float)
         self._prev = self.start_lengths.copy()
+        self._db = np.zeros(6)
         self.saturated_steps = 0
         self.enforce_limits = params.interface.enforce_limits
 
@@ -259,16 +238,9 @@ class GaitPlatform:
         """Leg commands of the next step; raises LimitViolation (stroke, joint angles; speed with ``abort``)."""
         b, bd = self.gi.leg_commands(q, qd, check=False)
         o = self._out
-        if self._saturate:
-            lim = self._vmax * self.dt_s
-            db = b - self._prev
-            sat = np.abs(db) > lim
-            if sat.any() or np.any(np.abs(bd) > self._vmax):
-                self.saturated_steps += 1
-                np.clip(db, -lim, lim, out=db)
-                b = self._prev + db
-                bd = np.clip(bd, -self._vmax, self._vmax)
-                bd[sat] = db[sat] / self.dt_s
+        if self._saturate and gk.saturate_legs(b, bd, self._prev, self._vmax * self.dt_s, self._vmax, self.dt_s,
+                                               self._db):
+            self.saturated_steps += 1
         o.length[:] = b
         o.velocity[:] = bd
         if self.vff:
