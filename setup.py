@@ -50,7 +50,7 @@ setup(
     packages=find_packages(include=("rths_ros", "rths_ros.*")),
     zip_safe=False,
     entry_points={
-        "console_scripts": ["rths = rths_ros.cli:main"]
+        "console_scripts": ["rths = rths_ros.cli:console_main"]
         + [f"rths_{node} = rths_ros.nodes.{node}:main" for node in NODES],
     },
 )
