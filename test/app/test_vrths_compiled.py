@@ -1,8 +1,8 @@
 """The virtual run's compiled building trial gives the same record as stepping the objects one by one."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from records import assert_same_record
 
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import VirtualRun
@@ -10,15 +10,7 @@ from rths_ros.app.vrths import VirtualRun
 SHORT = ["loop.duration_s=6.0"]
 
 
-def _same(a: dict, b: dict) -> None:
-    assert a.keys() == b.keys()
-    for key, va in a.items():
-        vb = b[key]
-        if hasattr(va, "shape"):
-            assert va.shape == vb.shape, key
-            assert np.array_equal(va, vb, equal_nan=va.dtype.kind == "f"), key
-        else:
-            assert va == vb, key
+_same = assert_same_record
 
 
 @pytest.mark.parametrize("overrides", [

@@ -3,22 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from records import assert_same_record
 
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import VirtualRun
 from rths_ros.core.models.gait import trial
 
-
-def _same(a: dict, b: dict) -> None:
-    assert a.keys() == b.keys()
-    for key, va in a.items():
-        vb = b[key]
-        if hasattr(va, "shape"):
-            assert va.shape == vb.shape, key
-            assert va.dtype == vb.dtype, key
-            assert np.array_equal(va, vb, equal_nan=va.dtype.kind == "f"), key
-        else:
-            assert va == vb, key
+_same = assert_same_record
 
 
 @pytest.mark.parametrize("name,overrides", [

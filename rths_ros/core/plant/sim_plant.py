@@ -38,7 +38,7 @@ import pinocchio as pin
 from numba import njit
 
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
-from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams
+from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams, _legs_step
 from rths_ros.core.plant.prosthetic_foot import ProstheticFoot, ProstheticFootParams
 from rths_ros.core.plant.specimen import Specimen1D, Specimen1DParams
 from rths_ros.core.platform.interface import InterfaceMap
@@ -352,6 +352,28 @@ def ideal_advance(cmd, length, vel, dt):
         vel[c] = vel[c] / dt
     for c in range(length.shape[0]):
         length[c] = cmd[c]
+
+
+@njit(cache=True)
+def advance_legs(cmd_buf, ff_buf, bi, length, ff, ideal, ideal_len, ideal_vel, dt, legs_x, lm, ln, lc, ld, legs_cur,
+                 true_len, true_vel, current_row):
+    """The legs over one step, as :meth:`SimPlant.step` moves them: the command through the delay line, then the
+    ideal actuator or the leg cascades (``_legs_step``); the true lengths and rates into ``true_len``/``true_vel``
+    and the currents into ``current_row``.  Returns the delay line's next row (the compiled trials use it)."""
+    bi = command_delay(cmd_buf, ff_buf, bi, length, ff)
+    if ideal:
+        ideal_advance(cmd_buf[bi], ideal_len, ideal_vel, dt)
+        for i in range(6):
+            true_len[i] = ideal_len[i]
+            true_vel[i] = ideal_vel[i]
+            current_row[i] = 0.0
+    else:
+        _legs_step(legs_x, cmd_buf[bi], ff_buf[bi], lm, ln, lc, ld, legs_cur)
+        for i in range(6):
+            true_len[i] = legs_x[i, 0]
+            true_vel[i] = legs_x[i, 1]
+            current_row[i] = legs_cur[i]
+    return bi
 
 
 @njit(cache=True)

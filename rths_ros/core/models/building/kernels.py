@@ -35,6 +35,23 @@ def _quantise(value, step, limit):
 
 
 @numba.njit(cache=True)
+def _control_step(y1, xm, y_prev, r_prev, e_prev, u_prev, l0, l1, ld, fb, p0, p1, pd, quant, qstep, qlim):
+    """The benchmark's tracking controller over one sample (phase lead on the desired displacement, then PI on
+    the error), with the converters' quantisation when ``quant``: (u, and the new y_prev, r_prev, e_prev,
+    u_prev)."""
+    if quant:
+        yq = _quantise(y1, qstep, qlim)
+        r = l0 * yq + l1 * y_prev - ld * r_prev
+        e = _quantise(_quantise(r, qstep, qlim) - fb * xm, qstep, qlim)
+        u = p0 * e + p1 * e_prev - pd * u_prev
+        return _quantise(u, qstep, qlim), yq, r, e, u
+    r = l0 * y1 + l1 * y_prev - ld * r_prev
+    e = r - fb * xm
+    u = p0 * e + p1 * e_prev - pd * u_prev
+    return u, y1, r, e, u
+
+
+@numba.njit(cache=True)
 def _plant_step(ad, bd, z, u):
     """One plant sample with the command u held (no converter): z <- Ad z + Bd u; returns (|F|, |x|, |x'|)."""
     n = z.shape[0]
@@ -131,18 +148,8 @@ def _run_fused(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, fdelay, a
         y[k, 0], y[k, 1], y[k, 2] = y1, xs[1], xs[2]
         cols[2, k], cols[3, k] = xm, fm
         cols[4, k], cols[5, k], cols[6, k] = z[3], z[4], z[2]
-        if quant:
-            yq = _quantise(y1, qstep, qlim)
-            r = l0 * yq + l1 * y_prev - ld * r_prev
-            e = _quantise(_quantise(r, qstep, qlim) - fb * xm, qstep, qlim)
-            u = p0 * e + p1 * e_prev - pd * u_prev
-            y_prev, r_prev, e_prev, u_prev = yq, r, e, u
-            u = _quantise(u, qstep, qlim)
-        else:
-            r = l0 * y1 + l1 * y_prev - ld * r_prev
-            e = r - fb * xm
-            u = p0 * e + p1 * e_prev - pd * u_prev
-            y_prev, r_prev, e_prev, u_prev = y1, r, e, u
+        u, y_prev, r_prev, e_prev, u_prev = _control_step(y1, xm, y_prev, r_prev, e_prev, u_prev, l0, l1, ld, fb,
+                                                          p0, p1, pd, quant, qstep, qlim)
         cols[0, k] = u
         if scheme == 0:
             _advance2(ad_n, bd_n, xs, ag[k], fm)
@@ -197,18 +204,8 @@ def _run_trial(ad_n, bd_n, scheme, mats, load, ncoef, ad_p, bd_p, cfg, fdelay, a
         if k == n_steps:
             break
         y1 = xs[0]
-        if quant:
-            yq = _quantise(y1, qstep, qlim)
-            r = l0 * yq + l1 * y_prev - ld * r_prev
-            e = _quantise(_quantise(r, qstep, qlim) - fb * xm, qstep, qlim)
-            u = p0 * e + p1 * e_prev - pd * u_prev
-            y_prev, r_prev, e_prev, u_prev = yq, r, e, u
-            u = _quantise(u, qstep, qlim)
-        else:
-            r = l0 * y1 + l1 * y_prev - ld * r_prev
-            e = r - fb * xm
-            u = p0 * e + p1 * e_prev - pd * u_prev
-            y_prev, r_prev, e_prev, u_prev = y1, r, e, u
+        u, y_prev, r_prev, e_prev, u_prev = _control_step(y1, xm, y_prev, r_prev, e_prev, u_prev, l0, l1, ld, fb,
+                                                          p0, p1, pd, quant, qstep, qlim)
         cols[2, k] = u
         if scheme == 0:
             _advance2(ad_n, bd_n, xs, ag[k], fm)

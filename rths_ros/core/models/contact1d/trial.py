@@ -25,8 +25,8 @@ from numba import njit
 
 from rths_ros.core.models.base import OneDofModel
 from rths_ros.core.models.contact1d.model import NumericalMSD, msd_step
-from rths_ros.core.plant.legs import LegCascade, _legs_step
-from rths_ros.core.plant.sim_plant import SimPlant, _sensors, command_delay, ideal_advance, pose_and_z
+from rths_ros.core.plant.legs import LegCascade
+from rths_ros.core.plant.sim_plant import SimPlant, _sensors, advance_legs, pose_and_z
 from rths_ros.core.plant.specimen import _specimen_step
 from rths_ros.core.platform.commander import _first_violation
 from rths_ros.core.platform.force_processing import ForceProcessor, force_step
@@ -113,19 +113,8 @@ def _run_trial_1d(n_steps, force, achieved, command, limits, model, plant, legs,
             b_cmd[k + 1, i] = length[i]
             ff_rec[k + 1, i] = ffv[i]
         # the plant over [t_k, t_k+1): SimPlant.step
-        bi = command_delay(cmd_buf, ff_buf, bi, length, ffv)
-        if ideal:
-            ideal_advance(cmd_buf[bi], ideal_len, ideal_vel, dt)
-            for i in range(6):
-                tl[i] = ideal_len[i]
-                tv[i] = ideal_vel[i]
-                current[k + 1, i] = 0.0
-        else:
-            _legs_step(legs_x, cmd_buf[bi], ff_buf[bi], lm, ln, lc, ld, legs_cur)
-            for i in range(6):
-                tl[i] = legs_x[i, 0]
-                tv[i] = legs_x[i, 1]
-                current[k + 1, i] = legs_cur[i]
+        bi = advance_legs(cmd_buf, ff_buf, bi, length, ffv, ideal, ideal_len, ideal_vel, dt, legs_x, lm, ln, lc, ld,
+                          legs_cur, tl, tv, current[k + 1])
         it, err, z_new = pose_and_z(tl, pose_r, pose_t, pa, pp, 1e-12, 20, pfk_work, ptarget, offset, home_z)
         if not err <= 1e-12:
             return k

@@ -29,9 +29,9 @@ from rths_ros.core.models.gait import kernels as gk
 from rths_ros.core.models.gait.rths import GaitForceProcessor, GaitModel, GaitNumerical, GaitPlatform
 from rths_ros.core.models.gait.vpp_kernels import _sync_kernel
 from rths_ros.core.models.gait.vpp_params import C_R, EV_FALL
-from rths_ros.core.plant.legs import LegCascade, _legs_step
+from rths_ros.core.plant.legs import LegCascade
 from rths_ros.core.plant.prosthetic_foot import _foot_wrench
-from rths_ros.core.plant.sim_plant import SimPlant, _sensors, command_delay, ideal_advance, pose_and_z
+from rths_ros.core.plant.sim_plant import SimPlant, _sensors, advance_legs, pose_and_z
 from rths_ros.core.platform.commander import _first_violation
 from rths_ros.core.platform.stewart import _forward, _joint_angles, _lengths_jacobian, _solve6
 
@@ -135,19 +135,8 @@ def _run_trial_gait(n_steps, geom, fk, proc, ach, model, plat, plant, legs, foot
             b_cmd[k + 1, i] = b[i]
             ff_rec[k + 1, i] = ffv[i]
         # sim_plant: the legs over [t_k, t_k+1), the true pose, the foot's wrench and the measurement
-        bi = command_delay(cmd_buf, ff_buf, bi, b, ffv)
-        if ideal:
-            ideal_advance(cmd_buf[bi], ideal_len, ideal_vel, dt)
-            for i in range(6):
-                tl[i] = ideal_len[i]
-                tv[i] = ideal_vel[i]
-                current[k + 1, i] = 0.0
-        else:
-            _legs_step(legs_x, cmd_buf[bi], ff_buf[bi], lm, ln, lc, ld, legs_cur)
-            for i in range(6):
-                tl[i] = legs_x[i, 0]
-                tv[i] = legs_x[i, 1]
-                current[k + 1, i] = legs_cur[i]
+        bi = advance_legs(cmd_buf, ff_buf, bi, b, ffv, ideal, ideal_len, ideal_vel, dt, legs_x, lm, ln, lc, ld,
+                          legs_cur, tl, tv, current[k + 1])
         it, err, _ = pose_and_z(tl, tr, tt, a, p, 1e-12, 20, pl_work, pl_target, offset, home_z)
         if not err <= 1e-12:
             return k
