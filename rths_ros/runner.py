@@ -42,7 +42,8 @@ from rths_ros.runtime.processes import node_pids
 
 DOMAIN_RANGE = range(1, 101)
 PR_SET_PDEATHSIG = 1
-#: how node processes start: forked from the warm runner, or each as ``python -m`` (run_scenario)
+#: how node processes start: forked from the warm runner (or its fork server), or each as ``python -m``
+#: (run_scenario)
 NODE_STARTS = ("fork", "server", "exec")
 
 
@@ -189,13 +190,14 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     drain_s = orderly_stop_s(scenario)
     fork = node_start == "fork" and forked.can_fork()
     server = None
-    if fork:    # import and warm once here; every node process starts from this state (runtime.forked)
-        forked.warm(scenario, [node_command(spec)[2] for spec in specs])
-    elif node_start in ("fork", "server"):      # threads here: the same from this process's fork server
-        server = fork_server.server()
-        server.warm(scenario_path)
-    spawned = time.time()
+    spawned = None
     try:
+        if fork:    # import and warm once here; every node process starts from this state (runtime.forked)
+            forked.warm(scenario, [node_command(spec)[2] for spec in specs])
+        elif node_start in ("fork", "server"):      # threads here: the same from this process's fork server
+            server = fork_server.server()
+            server.warm(scenario_path)
+        spawned = time.time()
         for spec in specs:
             name, cmd = spec.name, node_command(spec)
             logs[name] = out / "logs" / f"{name}.log"
