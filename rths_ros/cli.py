@@ -1,6 +1,6 @@
 """The ``rths`` command: run scenarios, analyse bags, analytic tools.
 
-    rths run SCENARIO [--set key=value ...] [--out DIR [--overwrite]] [--mode lockstep|realtime] [--composed]
+    rths run SCENARIO [--set key=value ...] [--out DIR [--overwrite]] [--mode lockstep|realtime] [--composed] [--live]
     rths analyze RUN_DIR_OR_BAG [--out DIR] [--partial]   exit 3 for a run that did not complete, unless --partial
     rths analyze --gait RUN_DIR [RUN_DIR ...] [--out DIR]   gait metrics; several runs: reproducibility overlay
     rths vrths SCENARIO [--set ...] [--out DIR]      in-process virtual run (no ROS), same core objects
@@ -52,7 +52,7 @@ def _default_out(name: str) -> Path:
 
 def cmd_run(a) -> int:
     from rths_ros.runner import RunError, run_scenario
-    s = scn.load(a.scenario, a.set, a.mode, a.plant)
+    s = scn.load(a.scenario, a.set + (["live.enabled=true"] if a.live else []), a.mode, a.plant)
     if a.set:   # the report's description must say what this run changed
         s = scn.replace(s, description=f"{s.description} [--set {' '.join(a.set)}]".strip())
     if s.ilc.enabled and s.loop.trials > 1:
@@ -63,8 +63,9 @@ def cmd_run(a) -> int:
                   "or pass --force to run it anyway", file=sys.stderr)
             return 2
     out = Path(a.out) if a.out else _default_out(s.name)
-    from rths_ros.launch_support import check_node_set, refuse_recorded_run
+    from rths_ros.launch_support import check_live_port, check_node_set, live_note, refuse_recorded_run
     check_node_set(s)
+    check_live_port(s)
     refuse_recorded_run(out, "--out", overwrite=a.overwrite)
     if s.loop.mode == "realtime" and not a.composed:
         print("rths run: note: in realtime mode each inter-process hop costs ~0.4 ms; with separate processes "
@@ -72,6 +73,8 @@ def cmd_run(a) -> int:
               "one process.", file=sys.stderr)
     print(f"rths run {s.name}: {len(s.run_nodes)} nodes {'in one process' if a.composed else 'as processes'}, "
           f"{s.loop.mode}, {s.steps} steps x {s.loop.trials} trial(s) -> {out}")
+    if live_note(s, out):
+        print(live_note(s, out))
     try:
         res = run_scenario(s, out, composed=a.composed, after_spawn=_prepare_analysis if not a.no_analyze else None)
     except RunError as exc:
@@ -360,8 +363,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="run directory (default runs/NAME-TIME); an existing run folder is refused")
     r.add_argument("--overwrite", action="store_true", help="replace the earlier run in --out (only a run folder)")
     r.add_argument("--mode", choices=("lockstep", "realtime"), help="clock mode (overrides loop.mode)")
-    r.add_argument("--plant", choices=("sim", "hardware"), help="simulated plant or hardware drivers")
+    r.add_argument("--plant", choices=tuple(scn.PLANT_NODE_OF), help="simulated plant, hardware drivers or a "
+                   "ros2_control rig")
     r.add_argument("--composed", action="store_true", help="all nodes in one process")
+    r.add_argument("--live", action="store_true", help="the live view: a Foxglove WebSocket server streaming the run, "
+                   "with the operator e-stop (live.enabled=true; docs/live.md)")
     r.add_argument("--no-analyze", action="store_true", help="skip metrics/plots after the run")
     r.add_argument("--force", action="store_true", help="run an ILC series even if predicted to diverge")
     r.set_defaults(func=cmd_run)

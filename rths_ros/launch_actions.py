@@ -43,7 +43,9 @@ from rths_ros.launch_support import (
     PLANT_SIDE_NODES,
     NodeSpec,
     analysis_command,
+    check_live_port,
     default_out,
+    live_note,
     load_for_launch,
     node_env_overrides,
     node_specs,
@@ -92,8 +94,11 @@ def run_actions(context, plant_launch_file: str) -> list:
     ``plant_launch_file`` (one process per node), everything in one process when composed."""
     overrides = parse_overrides(_get(context, "overrides"))
     record = parse_bool("record", _get(context, "record"))
+    live = parse_bool("live", _get(context, "live"))
     composed = parse_bool("composed", _get(context, "composed"))
-    s = load_for_launch(_get(context, "scenario"), _get(context, "plant"), _get(context, "mode"), overrides, record)
+    s = load_for_launch(_get(context, "scenario"), _get(context, "plant"), _get(context, "mode"), overrides, record,
+                        live)
+    check_live_port(s)
     out = Path(_get(context, "out") or default_out(s.name)).resolve()
     scenario_path = prepare_run_dir(s, out, refuse_existing_bag=True)
     nodes = list(s.run_nodes)
@@ -101,6 +106,9 @@ def run_actions(context, plant_launch_file: str) -> list:
     actions: list = [LogInfo(msg=f"rths: {s.name}: {len(nodes)} nodes {'in one process' if composed else 'as processes'}"
                                  f", {s.loop.mode}, plant {s.plant}, {s.steps} steps x {s.loop.trials} trial(s) "
                                  f"-> {out}")]
+    note = live_note(s, out)
+    if note:
+        actions.append(LogInfo(msg=f"rths: {note}"))
     if composed:
         specs = process_specs(scenario_path, nodes, out, composed=True)
         actions += [node_action(sp, env, s) for sp in specs]

@@ -25,7 +25,7 @@ HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ("hardware_plant",)}
 #: Nodes that belong to the rig side (the plant and its sensor driver): launch/plant.launch.py starts
 #: these, so swapping the simulated plant for the hardware drivers changes that one included file's
 #: node set and nothing else.
-PLANT_SIDE_NODES = ("ft_sensor", "sim_plant", "hardware_plant")
+PLANT_SIDE_NODES = ("ft_sensor", *scn.PLANT_NODE_OF.values(), "ros2_control_emulator")
 
 #: The executable of a process holding several nodes (lib/rths_ros/composed).
 COMPOSED_EXECUTABLE = "composed"
@@ -35,18 +35,21 @@ COMPOSED_EXECUTABLE = "composed"
 LAUNCH_ARGUMENTS: dict[str, tuple[str, str]] = {
     "scenario": ("contact_1d", "scenario name under config/scenarios/ (e.g. contact_1d, gait_vpp, "
                                "benchmark_building) or a path to a scenario YAML"),
-    "plant": ("", "sim | hardware: the digital twin or the hardware driver nodes (empty: the scenario's "
-                  "'plant' key)"),
+    "plant": ("", "sim | hardware | ros2_control: the digital twin, the hardware driver nodes or a ros2_control "
+                  "rig (empty: the scenario's 'plant' key)"),
     "mode": ("", "lockstep | realtime: simulated time driven by the loop, or the wall clock at loop.dt_s "
                  "(empty: the scenario's loop.mode)"),
-    "composed": ("false", "true: every node except the recorder in one process (one executor); false: one "
-                          "process per node"),
+    "composed": ("false", "true: every node except the recorder and the live view in one process (one executor); "
+                          "false: one process per node"),
     "record": ("true", "true: record the run as a rosbag2 (MCAP) in OUT/bag and write metrics.json, "
                        "report.md and plots after it; false: no recorder, no analysis"),
     "out": ("", "run directory for bag, metrics, report, plots, events.json and timing/ (empty: "
                 "runs/<scenario>-<date>-<time> under the current directory); must not hold a bag yet"),
     "overrides": ("", "scenario values to change, space-separated KEY=VALUE pairs as with `rths run --set`, "
                       "e.g. 'loop.duration_s=1.0 passivity.enabled=true'"),
+    "live": ("false", "true: start the live view (node live_view): a Foxglove WebSocket server at "
+                      "ws://<live.host>:<live.port> (default ws://127.0.0.1:8765) streaming the run, with the "
+                      "operator e-stop (docs/live.md); false: as the scenario's live.enabled says (off by default)"),
 }
 
 
@@ -80,9 +83,9 @@ def parse_overrides(text: str) -> list[str]:
 
 
 def load_for_launch(scenario: str, plant: str = "", mode: str = "", overrides: tuple[str, ...] | list[str] = (),
-                    record: bool = True) -> scn.Scenario:
+                    record: bool = True, live: bool = False) -> scn.Scenario:
     """Load and validate the scenario with the launch arguments applied (the same rules as ``rths run``)."""
-    extra = list(overrides) + ([] if record else ["recording.enabled=false"])
+    extra = list(overrides) + ([] if record else ["recording.enabled=false"]) + (["live.enabled=true"] if live else [])
     if mode and mode not in ("lockstep", "realtime"):
         raise ParameterError(f"mode: {mode!r} is not allowed; expected lockstep or realtime")
     s = scn.load(scenario, extra, mode or None, plant or None)
@@ -96,7 +99,7 @@ def load_for_launch(scenario: str, plant: str = "", mode: str = "", overrides: t
 
 
 #: nodes that start, sequence and end every run (the supervisor sends START and STOP; a beat node sets the steps)
-BEAT_NODES = ("sim_plant", "hardware_plant", "smoke_talker")
+BEAT_NODES = (*scn.PLANT_NODE_OF.values(), "smoke_talker")
 
 
 def check_node_set(s: scn.Scenario) -> None:
@@ -106,7 +109,7 @@ def check_node_set(s: scn.Scenario) -> None:
     the smoke talker).  Every loop topic a started node reads needs its producer started as well (from the
     topic table, :data:`rths_ros.runtime.topics.TOPICS`); the controllers' outputs (passivity, ILC, AFF) are
     optional inputs.  What a missing producer itself needs is named too, so one error lists the whole gap."""
-    from rths_ros.runtime.topics import TOPICS
+    from rths_ros.runtime.topics import TOPICS, consumers
     running = set(s.run_nodes)
     optional = set(scn.CONTROLLER_NODES.values())
     smoke = any(n.startswith("smoke_") for n in running)
@@ -114,19 +117,19 @@ def check_node_set(s: scn.Scenario) -> None:
     if "supervisor" not in running:
         missing["supervisor"] = "every run needs it: it sends START and STOP"
     if not running & set(BEAT_NODES):
-        plant = "hardware_plant" if s.plant == "hardware" else ("smoke_talker" if smoke else "sim_plant")
+        plant = "smoke_talker" if smoke and s.plant == "sim" else scn.PLANT_NODE_OF[s.plant]
         missing[plant] = "every run needs the node that sets the steps"
     todo = sorted(running | set(missing))
     while todo:
         node = todo.pop(0)
         for t in TOPICS:
-            if t.kind != "control" or node not in t.consumers or not t.producers:
+            if t.kind != "control" or node not in consumers(t.name, s) or not t.producers:
                 continue
             if set(t.producers) & (running | set(missing)) or set(t.producers) <= optional:
                 continue
             cands = [p for p in t.producers if p.startswith("smoke_") == smoke] or list(t.producers)
-            if s.plant == "hardware" and "hardware_plant" in cands:
-                cands = ["hardware_plant"]
+            if scn.PLANT_NODE_OF[s.plant] in cands:
+                cands = [scn.PLANT_NODE_OF[s.plant]]
             elif "sim_plant" in cands:
                 cands = ["sim_plant"]
             producer = cands[0]
@@ -138,15 +141,49 @@ def check_node_set(s: scn.Scenario) -> None:
                              f"{', '.join(missing)} to nodes")
 
 
+def live_note(scenario: scn.Scenario, out: Path | str) -> str | None:
+    """Where the run's live view serves and how to use it (None when the run has none); docs/live.md."""
+    if "live_view" not in scenario.run_nodes:
+        return None
+    from rths_ros.app.live import E_STOP_TOPIC
+    lp = scenario.live
+    host = f"[{lp.host}]" if ":" in lp.host else lp.host
+    url = f"ws://{host}:{lp.port}" if lp.port else f"ws://{host}:<port> (a free port, see {Path(out) / 'live.json'})"
+    stop = f"; operator e-stop: publish on {E_STOP_TOPIC}" if lp.client_e_stop else ""
+    return (f"live view: {url}; in Foxglove: Open connection, Foxglove WebSocket; layout "
+            f"config/foxglove/rths_live.json{stop} (docs/live.md)")
+
+
+def check_live_port(scenario: scn.Scenario) -> None:
+    """Refuse at start a live view whose port is taken (another run's live view, another server), naming the key,
+    the value and the way out; the node itself would only fail after every other node had started."""
+    if "live_view" not in scenario.run_nodes or scenario.live.port == 0:
+        return
+    import socket
+    lp = scenario.live
+    try:
+        info = socket.getaddrinfo(lp.host.strip(), lp.port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(info[0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(info[4])
+    except OSError as exc:
+        raise ParameterError(f"live.port: {lp.port} cannot be used on {lp.host} ({exc.strerror or exc}); expected a "
+                             "free port: choose another live.port, or 0 for any free one") from None
+
+
+#: nodes that keep a process of their own in a composed run
+OWN_PROCESS_NODES = ("recorder", "live_view")
+
+
 def process_groups(nodes: list[str] | tuple[str, ...], composed: bool) -> list[tuple[str, list[str]]]:
     """(process name, nodes) per process.  Composed: the fast path and the other nodes share one
-    process; the recorder keeps its own, so its disk writes never hold the fast path's interpreter lock."""
+    process; the recorder and the live view keep their own (:data:`OWN_PROCESS_NODES`), so the recorder's disk
+    writes and the live view's WebSocket clients never hold the fast path's interpreter lock."""
     if not composed:
         return [(n, [n]) for n in nodes]
-    rest = [n for n in nodes if n != "recorder"]
+    rest = [n for n in nodes if n not in OWN_PROCESS_NODES]
     groups = [(COMPOSED_EXECUTABLE, rest)] if rest else []
-    if "recorder" in nodes:
-        groups.append(("recorder", ["recorder"]))
+    groups += [(n, [n]) for n in nodes if n in OWN_PROCESS_NODES]
     return groups
 
 
@@ -285,4 +322,4 @@ def analysis_command(out: Path) -> list[str]:
 __all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "HARDWARE_NODES", "node_specs", "process_specs",
            "process_groups", "load_for_launch", "prepare_run_dir", "default_out", "node_env_overrides",
            "analysis_command", "parse_bool", "parse_overrides", "refuse_recorded_run", "orderly_stop_s",
-           "check_node_set", "BEAT_NODES"]
+           "check_node_set", "BEAT_NODES", "live_note", "check_live_port", "OWN_PROCESS_NODES"]

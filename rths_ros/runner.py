@@ -217,6 +217,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             after_spawn()
         last_print = 0.0
         drain_until = None
+        # the run's time limit counts from the spawn (the warm-up before it can take long on a loaded machine)
+        t_spawned = time.monotonic()
         limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
         interactive = sys.stdout.isatty()
         sup = next((spec.name for spec in specs if "supervisor" in spec.nodes), None)
@@ -271,7 +273,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                     result.message = (f"node {stuck[0]} did not end within {stuck_s:g} s after the supervisor "
                                       f"ended the run; stopped it (log: {logs[stuck[0]]})\n{_tail(logs[stuck[0]])}")
                     break
-            if now - t0 > limit:
+            if now - t_spawned > limit:
                 result.code = 1
                 running = [n for n, c in codes.items() if c is None]
                 result.message = f"run did not end within {limit:g} s; still running: {', '.join(running)}"

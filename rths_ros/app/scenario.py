@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from rths_ros.app.interfaces import StandardInterfacesParams
+from rths_ros.app.live import LIVE_NODE, LiveParams
 from rths_ros.core.learning.aff.params import AffParams
 from rths_ros.core.learning.ilc.learner import IlcParams
 from rths_ros.core.methods.passivity import PassivityParams
@@ -38,15 +40,17 @@ from rths_ros.core.platform.interface import InterfaceMapParams
 from rths_ros.core.platform.safety import FaultParams, SafetyParams
 from rths_ros.core.platform.stewart import StewartGeometryParams
 from rths_ros.drivers.hardware import HardwareParams
+from rths_ros.drivers.ros2_control import Ros2ControlParams
 from rths_ros.params import ParameterError, build, describe, param, to_dict
 from rths_ros.resources import config_dir
 
 #: Every node the runner knows, in start order (beat-setting plant last, so all consumers exist).
 KNOWN_NODES = ("recorder", "supervisor", "numerical_substructure", "stewart_platform", "ft_sensor",
-               "passivity_controller", "ilc_learner", "aff_learner", "sim_plant", "hardware_plant",
+               "passivity_controller", "ilc_learner", "aff_learner", "live_view", "ros2_control_emulator", "sim_plant",
+               "hardware_plant", "ros2_control_plant",
                "smoke_listener", "smoke_talker")
-#: Nodes replaced by their hardware drivers when plant = hardware.
-PLANT_NODES = ("sim_plant",)
+#: plant key -> the node that is the plant (the beat of the run)
+PLANT_NODE_OF = {"sim": "sim_plant", "hardware": "hardware_plant", "ros2_control": "ros2_control_plant"}
 QOS_PROFILES = ("lockstep", "realtime", "realtime_reliable")
 
 
@@ -160,10 +164,13 @@ class Scenario:
     description: str = param("", "", doc="one-line description")
     nodes: tuple[str, ...] = param(list(KNOWN_NODES[:5]) + ["sim_plant"], "", doc="nodes to start",
                                    choices=KNOWN_NODES)
-    plant: str = param("sim", "", doc="simulated plant or hardware drivers", choices=("sim", "hardware"))
+    plant: str = param("sim", "", doc="simulated plant, the hardware drivers or a ros2_control rig",
+                       choices=tuple(PLANT_NODE_OF))
     loop: LoopParams = param(LoopParams(), doc="clock mode, step, duration, trials")
     realtime: RealtimeParams = param(RealtimeParams(), doc="process real-time settings")
     recording: RecordingParams = param(RecordingParams(), doc="rosbag2 recording")
+    live: LiveParams = param(LiveParams(), doc="the live view: a Foxglove WebSocket server streaming the run, "
+                             "with the operator e-stop (node live_view, docs/live.md)")
     numerical: NumericalParams = param(NumericalParams(), doc="numerical substructure")
     platform: PlatformParams = param(PlatformParams(), doc="Stewart platform")
     sim_plant: SimPlantParams = param(SimPlantParams(), doc="digital twin of platform and specimen")
@@ -175,6 +182,10 @@ class Scenario:
     faults: FaultParams = param(FaultParams(), doc="fault injection (tests and drills)")
     smoke: SmokeParams = param(SmokeParams(), doc="the smoke test's two nodes")
     hardware: HardwareParams = param(HardwareParams(), doc="plant = hardware: platform link, Net F/T, emulation")
+    ros2_control: Ros2ControlParams = param(Ros2ControlParams(), doc="plant = ros2_control: controller topics, "
+                                            "joint names, emulation")
+    standard_interfaces: StandardInterfacesParams = param(StandardInterfacesParams(), doc="the run's data in "
+                                                          "standard ROS 2 messages; a third-party F/T driver")
     tracking_controller: TrackingControllerParams = param(TrackingControllerParams(), doc="tracking controller of "
                                                           "the building benchmark (numerical.model = building)")
 
@@ -187,6 +198,7 @@ class Scenario:
             raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
         if not self.nodes:
             raise ParameterError("nodes: [] is not allowed; expected at least one node")
+        self._validate_rig()
         if self.numerical.family == "gait":
             if self.plant == "sim" and self.sim_plant.specimen_kind != "prosthetic_foot":
                 raise ParameterError("sim_plant.specimen_kind: 'contact_1d' is not allowed with numerical.model = "
@@ -204,6 +216,28 @@ class Scenario:
             if abs(value - self.loop.dt_s) > 1e-15:
                 raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
                                      "equal (one update per synchronisation step)")
+
+    def _validate_rig(self) -> None:
+        """A ros2_control rig and a third-party sensor driver run on their own clocks: realtime mode only."""
+        wanted = self.standard_interfaces.wrench_input_topic
+        if self.plant == "ros2_control":
+            if self.loop.mode != "realtime":
+                raise ParameterError(f"plant: 'ros2_control' is not allowed with loop.mode = {self.loop.mode!r}; "
+                                     "expected loop.mode = 'realtime' (the rig runs on its own clock)")
+            if not wanted:
+                raise ParameterError("standard_interfaces.wrench_input_topic: '' is not allowed with plant = "
+                                     "'ros2_control'; expected the WrenchStamped topic of the rig's force/torque "
+                                     "sensor driver, e.g. '/ft_sensor/wrench'")
+            if self.numerical.family == "building":
+                raise ParameterError("plant: 'ros2_control' is not allowed with numerical.model = 'building' "
+                                     "(the benchmark's transfer system is virtual)")
+        if wanted and self.loop.mode != "realtime":
+            raise ParameterError(f"standard_interfaces.wrench_input_topic: {wanted!r} is not allowed with "
+                                 f"loop.mode = {self.loop.mode!r}; expected loop.mode = 'realtime' (a sensor "
+                                 "driver streams on its own clock) or ''")
+        if wanted and wanted in (self.standard_interfaces.wrench_topic, self.standard_interfaces.joint_state_topic):
+            raise ParameterError(f"standard_interfaces.wrench_input_topic: {wanted!r} is one of the node's own "
+                                 "output topics; expected the sensor driver's topic")
 
     def _validate_building(self) -> None:
         """The servo-hydraulic benchmark: simulated plant, no contact-test controllers, one sample time."""
@@ -237,9 +271,13 @@ class Scenario:
             sec = getattr(self, section, None)
             if sec is not None and getattr(sec, "enabled", False):
                 wanted.add(node)
-        if self.plant == "hardware" and "sim_plant" in wanted:   # the rig replaces the digital twin
+        if self.live.enabled:
+            wanted.add(LIVE_NODE)
+        if self.plant != "sim" and "sim_plant" in wanted:   # the rig replaces the digital twin
             wanted.discard("sim_plant")
-            wanted.add("hardware_plant")
+            wanted.add(PLANT_NODE_OF[self.plant])
+            if self.plant == "ros2_control" and self.ros2_control.emulate:
+                wanted.add("ros2_control_emulator")
         return tuple(n for n in KNOWN_NODES if n in wanted)
 
 

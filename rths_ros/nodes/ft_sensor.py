@@ -2,7 +2,13 @@
 contact gating; seed 000 §4.2.4).
 
 In:  /rths/raw_wrench (RawWrench, step k) from the simulated plant or the sensor driver
-Out: /rths/interface_force (InterfaceForce, step k)
+Out: /rths/interface_force (InterfaceForce, step k); the same force as geometry_msgs/WrenchStamped on
+     ``standard_interfaces.wrench_topic`` (/rths/interface_wrench; :mod:`rths_ros.runtime.standard_interfaces`)
+
+Any ROS 2 force/torque driver instead (``standard_interfaces.wrench_input_topic``, realtime mode): the node
+reads that WrenchStamped topic (the driver's sensor frame, N and N m) and processes, at every /rths/leg_state
+(step k, the beat of the run), the newest sample it has; no sample yet, or a repeated one, counts as a late
+message; a driver silent for longer than the watchdog limit (``safety.watchdog_steps`` steps) aborts the run.
 
 The work is the model family's :class:`~rths_ros.core.platform.paths.ForcePath`
 (:func:`rths_ros.app.factory.build_force_path`); the node never asks which model runs.  A path that
@@ -26,6 +32,7 @@ from rths_ros.core.platform.commander import CommandRejected
 from rths_ros.core.platform.safety import non_finite, wrench_out_of_range
 from rths_ros.msg import InterfaceForce, LegState, RawWrench, TestEvent
 from rths_ros.runtime.node import RthsNode, node_main
+from rths_ros.runtime.standard_interfaces import driver_qos, wrench_out
 
 
 class FtSensorNode(RthsNode):
@@ -36,7 +43,17 @@ class FtSensorNode(RthsNode):
         self.path = factory.build_force_path(scenario)
         self.path.reset()
         self.pub = self.control_publisher(InterfaceForce, "/rths/interface_force")
-        self.control_subscription(RawWrench, "/rths/raw_wrench", self.on_wrench)
+        self.std_out = wrench_out(self, scenario)
+        self.driver_topic = scenario.standard_interfaces.wrench_input_topic
+        self.driver_sample = None       # (wrench, stamp) of the newest WrenchStamped of the sensor driver
+        self._driver_rx_ns = 0
+        self._driver_used = None
+        if self.driver_topic:
+            from geometry_msgs.msg import WrenchStamped
+            self.create_subscription(WrenchStamped, self.driver_topic, self.on_driver_wrench,
+                                     driver_qos(scenario.standard_interfaces.depth))
+        else:
+            self.control_subscription(RawWrench, "/rths/raw_wrench", self.on_wrench)
         self.msg = InterfaceForce()
         self._w = [0.0] * 6
         sp, fp = scenario.safety, scenario.faults
@@ -50,8 +67,41 @@ class FtSensorNode(RthsNode):
         self.legs_by_step: dict[int, np.ndarray] = {}
         self.legs_latest = None
         self.pending: dict[int, tuple] = {}
-        if self.needs_legs:
+        if self.driver_topic:           # the leg state is the step clock for the driver's samples
+            self.control_subscription(LegState, "/rths/leg_state", self.on_step_of_driver)
+        elif self.needs_legs:
             self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)
+
+    def serving(self) -> bool:
+        """With a sensor driver: ready once its first sample arrived."""
+        return not self.driver_topic or self.driver_sample is not None
+
+    def on_driver_wrench(self, msg) -> None:
+        f, t = msg.wrench.force, msg.wrench.torque
+        self.driver_sample = ([f.x, f.y, f.z, t.x, t.y, t.z], msg.header.stamp)
+        self._driver_rx_ns = time.monotonic_ns()
+
+    def on_step_of_driver(self, msg) -> None:
+        """Step k of the run: process the newest sample of the sensor driver with this step's leg state."""
+        if self.done or not self.enter_trial(msg.step):
+            return
+        sample = self.driver_sample
+        if sample is None:
+            self.timing.late_messages += 1
+            return
+        if sample is self._driver_used:
+            self.timing.late_messages += 1      # no new sample since the previous step: the same one again
+            silent_ns = time.monotonic_ns() - self._driver_rx_ns
+            if silent_ns > self._watch_limit_ns:
+                self.abort_reason = (f"ft_sensor: the sensor driver on {self.driver_topic} sent nothing for "
+                                     f"{silent_ns * 1e-9:.3f} s (limit {self._watch_limit_ns * 1e-9:g} s)")
+                self.get_logger().error(self.abort_reason)
+                self.emit(TestEvent.ABORT, int(msg.step), self.abort_reason)
+                self.finish(3)
+                return
+        self._driver_used = sample
+        w, stamp = sample
+        self.on_raw(int(msg.step), list(w), stamp, np.array(msg.length, dtype=float) if self.needs_legs else None)
 
     def reset_for_trial(self, trial: int) -> None:
         self.path.reset()
@@ -74,21 +124,23 @@ class FtSensorNode(RthsNode):
     def on_wrench(self, msg: RawWrench) -> None:
         if self.done or not self.enter_trial(msg.step):
             return
-        t0 = time.perf_counter_ns()
-        self.timing.tick()
         f, t = msg.wrench.force, msg.wrench.torque
         w = self._w
         w[0], w[1], w[2], w[3], w[4], w[5] = f.x, f.y, f.z, t.x, t.y, t.z
-        k = int(msg.step)
+        self.on_raw(int(msg.step), w, msg.header.stamp)
+
+    def on_raw(self, k: int, w, stamp, driver_legs=None) -> None:
+        """The raw wrench of step k (sensor frame): check, pair with the leg state if needed, process."""
+        t0 = time.perf_counter_ns()
+        self.timing.tick()
         bad = non_finite("wrench", w, k) or wrench_out_of_range(w, self._f_lim, self._t_lim, k)
         if bad:
             self.abort_reason = f"ft_sensor: {bad}"
             self.emit(TestEvent.ABORT, k, self.abort_reason)
             self.finish(3)
             return
-        stamp = msg.header.stamp
-        lengths = None
-        if self.needs_legs:
+        lengths = driver_legs
+        if self.needs_legs and not self.driver_topic:
             lengths = self.legs_by_step.pop(k, None)
             if lengths is None and self.mode == "realtime":
                 lengths = self.legs_latest
@@ -120,6 +172,8 @@ class FtSensorNode(RthsNode):
         self.pub.publish(m)
         self.timing.compute(time.perf_counter_ns() - t0)
         self.sync_readers(k)
+        if self.std_out is not None:    # after the loop message: off the fast path
+            self.std_out.publish(k, stamp, force)
 
     def timing_summary(self) -> dict:
         s = super().timing_summary()

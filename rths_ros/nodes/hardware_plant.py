@@ -42,34 +42,22 @@ import time
 import numpy as np
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
-from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths
+from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths, start_pose_ramp
 from rths_ros.drivers.ati_netft import NetFtClient
 from rths_ros.drivers.ft_sensor_base import SensorError, SensorTimeout
 from rths_ros.drivers.platform_link import PlatformLinkClient, PlatformLinkError, PlatformLinkTimeout
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent
 from rths_ros.runtime.beat import BeatNode
 from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
+from rths_ros.runtime.standard_interfaces import joint_state_out
 
 LINK_FAULTS = (PlatformLinkError, SensorError, OSError)
-
-#: legs farther than this from the start pose after a RESET are ramped there (a few resolver steps)
-START_POSE_TOLERANCE_M = 1e-5
-
 
 def trial_start_lengths(scenario) -> np.ndarray:
     """Leg lengths a trial starts from: the start pose of the model family's platform path (the gait test's start
     pose, otherwise home)."""
     from rths_ros.app import factory
     return factory.start_lengths(scenario)
-
-
-def start_ramp(b_now, b_start, safety, dt_s: float):
-    """The ramp from the lengths ``b_now`` after a RESET to the start pose ``b_start`` (the safe-pose ramp's cosine
-    profile and speed limit, then ``safety.hold_s``), or None when the legs are already there."""
-    b_now = np.asarray(b_now, dtype=float)
-    if float(np.max(np.abs(np.asarray(b_start, dtype=float) - b_now))) <= START_POSE_TOLERANCE_M:
-        return None
-    return SafePoseRamp(b_now, b_start, safety.ramp_speed_m_per_s, dt_s, safety.hold_s)
 
 
 class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
@@ -111,6 +99,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         self.control_subscription(LegCommand, "/rths/leg_command", self.on_input)
         self.state_msg = LegState()
         self.wrench_msg = RawWrench()
+        self.joint_out = joint_state_out(self, scenario)     # sensor_msgs/JointState, after the loop messages
         self.create_timer(self.hw.heartbeat_period_s, self._keepalive)
         if scenario.realtime.lifecycle_autostart:
             if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
@@ -212,7 +201,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         True if a ramp ran.  Holds the step lock: the heartbeat timer stays off the link meanwhile."""
         with self._step_lock:
             self._reset_link(trial)
-            ramp = start_ramp(self.state.length, self.start, self.scenario.safety, self.dt)
+            ramp = start_pose_ramp(self.state.length, self.start, self.scenario.safety, self.dt)
             if ramp is None:
                 return False
             t0 = time.monotonic()
@@ -382,6 +371,8 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         w.sequence = int(self.wrench_seq) & 0xFFFFFFFF
         w.status = self.wrench_status
         self.wrench_pub.publish(w)
+        if self.joint_out is not None:
+            self.joint_out.publish(k, s.header.stamp, st.length, st.velocity, st.current)
 
     def on_arrival(self, inp) -> None:
         """End-to-end step latency: from the measurement this command answers to its arrival."""
@@ -409,7 +400,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         except LINK_FAULTS as exc:
             self.fault = f"hardware_plant: ramp to the safe pose interrupted at step {self.k}: {exc}"
             self.get_logger().error(self.fault)
-            self.publish_timing()
+            self.publish_timing(final=True)
             self.finish(3)
 
     # end -------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from rths_ros.bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, string_msg
 from rths_ros.msg import TestEvent
 from rths_ros.runtime.node import RthsNode, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos, record_qos
-from rths_ros.runtime.topics import TOPICS
+from rths_ros.runtime.topics import PLANT_PRODUCERS, TOPICS
 
 
 def _msg_class(type_name: str):
@@ -44,7 +44,7 @@ class Recorder(RthsNode):
         self._last_rx = time.monotonic()
         self._stopping_since: float | None = None
         # after an abort the plant ramps to its safe pose: record until it reports SAFE
-        self._safe_from = {"sim_plant", "hardware_plant"} & set(scenario.run_nodes)
+        self._safe_from = set(PLANT_PRODUCERS) & set(scenario.run_nodes)
         self._safe_seen = False
         from rths_ros.core.platform.safety import safe_ramp_bound_s
         self._safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0

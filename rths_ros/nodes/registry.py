@@ -6,6 +6,7 @@ import importlib
 NODES = {
     "recorder": "Recorder",
     "supervisor": "Supervisor",
+    "live_view": "LiveView",
     "numerical_substructure": "NumericalSubstructureNode",
     "stewart_platform": "StewartPlatformNode",
     "ft_sensor": "FtSensorNode",
@@ -14,6 +15,8 @@ NODES = {
     "aff_learner": "AffLearnerNode",
     "sim_plant": "SimPlantNode",
     "hardware_plant": "HardwarePlantNode",
+    "ros2_control_plant": "Ros2ControlPlantNode",
+    "ros2_control_emulator": "Ros2ControlEmulatorNode",
     "smoke_talker": "SmokeTalker",
     "smoke_listener": "SmokeListener",
 }

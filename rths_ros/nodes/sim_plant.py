@@ -33,6 +33,7 @@ from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths
 from rths_ros.msg import LegCommand, LegState, RawWrench, TestEvent
 from rths_ros.runtime.beat import BeatNode
 from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
+from rths_ros.runtime.standard_interfaces import joint_state_out
 
 
 class SimPlantNode(LifecycleNodeMixin, BeatNode):
@@ -50,6 +51,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         self.control_subscription(LegCommand, "/rths/leg_command", self.on_input)
         self.state_msg = LegState()
         self.wrench_msg = RawWrench()
+        self.joint_out = joint_state_out(self, scenario)     # sensor_msgs/JointState, after the loop messages
         self.halted = False     # the plant refused a step (benchmark: actuator capacity): no more output
         self.refused = False    # a leg command failed the boundary check: nothing more is executed
         if scenario.realtime.lifecycle_autostart:
@@ -127,6 +129,8 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         t.x, t.y, t.z = float(ww[3]), float(ww[4]), float(ww[5])
         w.sequence = k & 0xFFFFFFFF
         self.wrench_pub.publish(w)
+        if self.joint_out is not None:
+            self.joint_out.publish(k, s.header.stamp, o.lengths, o.velocities, o.currents)
 
     def on_arrival(self, inp) -> None:
         """End-to-end step latency: from the measurement this command answers to its arrival."""

@@ -22,6 +22,7 @@ from rths_ros.app.run_status import event_status, first_fault_of, write_events
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.runtime.node import RthsNode, event_dict, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos
+from rths_ros.runtime.topics import PLANT_PRODUCERS
 
 
 class Supervisor(RthsNode):
@@ -45,7 +46,7 @@ class Supervisor(RthsNode):
         self.create_subscription(String, "/rths/estop", self._on_estop, events_qos())
         self.create_service(Trigger, "/rths/estop", self._on_estop_service)
         #: after an abort, wait for SAFE from the node that drives the platform (if it runs)
-        self.safe_from = {n for n in scenario.run_nodes if n in ("sim_plant", "hardware_plant")}
+        self.safe_from = set(scenario.run_nodes) & set(PLANT_PRODUCERS)
         self.safe_received = False
         from rths_ros.core.platform.safety import safe_ramp_bound_s
         self.safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0

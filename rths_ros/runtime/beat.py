@@ -186,7 +186,7 @@ class BeatNode(RthsNode):
                   f"step {k_abort}, held {ramp.hold_steps} steps")
         self.get_logger().info(reason)
         self.emit(TestEvent.SAFE, self.k, reason)
-        self.publish_timing()
+        self.publish_timing(final=True)
         self.sync_readers(0, force=True, timeout_s=1.0)
         self.finish(3)
 

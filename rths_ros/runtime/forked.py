@@ -26,14 +26,33 @@ import traceback
 __all__ = ["ForkedProcess", "can_fork", "fork_node", "warm"]
 
 
+def _dds_threads() -> list[str]:
+    """Native threads of the DDS library in this process (Fast DDS names them dds.*).  One outlives the ROS
+    context that started it (the shared-memory watchdog), and a fork copies the locks such a thread holds, not the
+    thread: a forked node could then hang in its first DDS call."""
+    names = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/comm") as fh:
+                name = fh.read().strip()
+            if name.startswith("dds."):
+                names.append(name)
+    except OSError:
+        pass
+    return names
+
+
 def can_fork() -> bool:
-    """True where a node may be forked from this process: Linux, one thread, no ROS context yet."""
+    """True where a node may be forked from this process: Linux, one Python thread, no ROS context now or
+    earlier (no DDS thread)."""
     if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
         return False
     if threading.active_count() != 1:
         return False
     rclpy = sys.modules.get("rclpy")
-    return rclpy is None or not rclpy.ok()
+    if rclpy is not None and rclpy.ok():
+        return False
+    return not _dds_threads()
 
 
 def warm(scenario, node_modules: list[str]) -> None:

@@ -11,8 +11,10 @@ What every node gets from :class:`RthsNode`:
   START.  STOP ends the run, ABORT ends it with a reason;
 * lockstep flow control: every ``ack_every_steps`` steps a publisher waits for its readers'
   acknowledgements, so a slow reader (the recorder) never loses a sample;
-* timing diagnostics (LoopTiming on /rths/timing, diagnostic_msgs on /diagnostics) about once a second, and
-  a JSON summary in OUT/timing/<node>.json at the end, with the start-up marks (:mod:`~rths_ros.runtime.startup`);
+* timing diagnostics (LoopTiming on /rths/timing, diagnostic_msgs on /diagnostics) about once a second; the
+  final report at STOP/ABORT waits until its readers acknowledged it (a process that exits right after a
+  reliable write can take the sample with it); a JSON summary in OUT/timing/<node>.json at the end, with the
+  start-up marks (:mod:`~rths_ros.runtime.startup`);
 * an orderly stop on SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`);
 * a bounded exit: a teardown that has not finished :data:`~rths_ros.runtime.teardown.TEARDOWN_S` = 10 s
   after it began writes every thread's stack to the log and exits 1 (:mod:`rths_ros.runtime.teardown`).
@@ -29,7 +31,6 @@ from pathlib import Path
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.duration import Duration
 from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -39,10 +40,11 @@ from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import interrupt_reason
 from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.msg import LoopTiming, TestEvent
-from rths_ros.params import ParameterError, describe
+from rths_ros.params import ParameterError
 from rths_ros.runtime import fault_injection, guard, startup
 from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
+from rths_ros.runtime.ros_parameters import scenario_parameters
 from rths_ros.runtime.rt import apply_realtime
 from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
@@ -124,29 +126,7 @@ class RthsNode(Node):
     # -- parameters ------------------------------------------------------------------------
     def _declare_scenario_parameters(self) -> None:
         """Expose the scenario as read-only ROS parameters (introspection with ros2 param)."""
-        rows = describe(scn.Scenario)
-        values = _flatten(scn.to_dict(self.scenario))
-        for row in rows:
-            key = row["key"]
-            if key not in values:
-                continue
-            value = values[key]
-            if isinstance(value, list):
-                if not value:
-                    continue  # an empty list has no ROS parameter type
-                if all(isinstance(v, bool) for v in value) or not all(
-                        isinstance(v, type(value[0])) for v in value):
-                    continue
-            desc = ParameterDescriptor(description=f"{row['doc']} [{row['unit']}] allowed: {row['allowed']}",
-                                       read_only=True)
-            if isinstance(value, float) and "in [" in row["allowed"]:
-                lo, hi = _range_of(row["allowed"])
-                if lo is not None:
-                    desc.floating_point_range = [FloatingPointRange(from_value=lo, to_value=hi, step=0.0)]
-            elif isinstance(value, int) and not isinstance(value, bool) and "in [" in row["allowed"]:
-                lo, hi = _range_of(row["allowed"])
-                if lo is not None and abs(lo) < 2**62 and abs(hi) < 2**62:
-                    desc.integer_range = [IntegerRange(from_value=int(lo), to_value=int(hi), step=1)]
+        for key, value, desc in scenario_parameters(self.scenario):
             try:
                 self.declare_parameter(key, value, desc)
             except Exception:  # a value type ROS parameters cannot carry: skip, it stays in the YAML
@@ -163,7 +143,7 @@ class RthsNode(Node):
             self._expect_pub.append((pub, topic, n))
             from rths_ros.runtime.local_bus import LocalPublisher
             return fault_injection.corrupting(self.scenario, topic, LocalPublisher(pub, self.local_bus, topic))
-        n = expected_consumers(topic, self.scenario.run_nodes) if topic in BY_NAME else 0
+        n = expected_consumers(topic, self.scenario) if topic in BY_NAME else 0
         self._expect_pub.append((pub, topic, n))
         return fault_injection.corrupting(self.scenario, topic, pub)
 
@@ -357,12 +337,12 @@ class RthsNode(Node):
         """Any event (after the built-in handling)."""
 
     def on_stop(self) -> None:
-        self.publish_timing()
+        self.publish_timing(final=True)
         self.sync_readers(0, force=True)
         self.finish(0)
 
     def on_abort(self, msg) -> None:
-        self.publish_timing()
+        self.publish_timing(final=True)
         self.sync_readers(0, force=True, timeout_s=1.0)
         self.finish(3)
 
@@ -417,7 +397,8 @@ class RthsNode(Node):
         self.done = True
 
     # -- diagnostics -----------------------------------------------------------------------
-    def publish_timing(self) -> None:
+    def publish_timing(self, final: bool = False) -> None:
+        """LoopTiming and /diagnostics; ``final``: the node ends next, wait (≤ 1 s) for the readers' acks."""
         s = self.timing.summary()
         m = self._timing_msg
         m.header.stamp = self.get_clock().now().to_msg()
@@ -442,6 +423,8 @@ class RthsNode(Node):
         st.values = [KeyValue(key=k, value=f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in s.items()]
         arr.status = [st]
         self._diag_pub.publish(arr)
+        if final and not self._timing_pub.wait_for_all_acked(Duration(seconds=1.0)):
+            self.get_logger().warning("/rths/timing: the final report was not acknowledged within 1 s")
 
     def timing_summary(self) -> dict:
         s = self.timing.summary()
@@ -467,30 +450,12 @@ class RthsNode(Node):
 
 
 # ---------------------------------------------------------------------------------------------
-def _flatten(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        out.update(_flatten(v, f"{prefix}{k}.") if isinstance(v, dict) else {f"{prefix}{k}": v})
-    return out
-
-
-def _range_of(allowed: str) -> tuple[float | None, float | None]:
-    try:
-        inner = allowed.split("in [", 1)[1].split("]", 1)[0]
-        lo, hi = (float(x) for x in inner.split(","))
-        if lo == float("-inf") or hi == float("inf"):
-            return None, None
-        return lo, hi
-    except (IndexError, ValueError):
-        return None, None
-
-
 def node_arg_parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="rths_ros node; normally started by `rths run` or ros2 launch")
     p.add_argument("--scenario", required=True, help="scenario name or YAML path")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a scenario value")
     p.add_argument("--mode", choices=("lockstep", "realtime"), help="override loop.mode")
-    p.add_argument("--plant", choices=("sim", "hardware"), help="override plant")
+    p.add_argument("--plant", choices=tuple(scn.PLANT_NODE_OF), help="override plant")
     p.add_argument("--out", default=None, help="run directory (timing summaries, logs, bag)")
     return p
 

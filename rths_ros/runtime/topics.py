@@ -17,12 +17,15 @@ class Topic:
     kind: str = "control"  # control | event | diagnostics | learner
 
 
-PLANT_PRODUCERS = ("sim_plant", "hardware_plant")
+#: the plant nodes: exactly one of them is the beat of a run (scenario key ``plant``)
+PLANT_PRODUCERS = ("sim_plant", "hardware_plant", "ros2_control_plant")
+#: the plants with their own sensor interface (a ros2_control rig's sensor is a WrenchStamped driver)
+RAW_WRENCH_PRODUCERS = ("sim_plant", "hardware_plant")
 
 TOPICS: tuple[Topic, ...] = (
     Topic("/rths/leg_state", "rths_ros/msg/LegState", PLANT_PRODUCERS,
           ("stewart_platform", "ilc_learner", "aff_learner")),
-    Topic("/rths/raw_wrench", "rths_ros/msg/RawWrench", PLANT_PRODUCERS, ("ft_sensor",)),
+    Topic("/rths/raw_wrench", "rths_ros/msg/RawWrench", RAW_WRENCH_PRODUCERS, ("ft_sensor",)),
     Topic("/rths/interface_force", "rths_ros/msg/InterfaceForce", ("ft_sensor", "smoke_listener"),
           ("numerical_substructure", "smoke_talker", "passivity_controller")),
     Topic("/rths/interface_command", "rths_ros/msg/InterfaceCommand", ("numerical_substructure", "smoke_talker"),
@@ -41,10 +44,23 @@ TOPICS: tuple[Topic, ...] = (
 BY_NAME = {t.name: t for t in TOPICS}
 
 
-def expected_consumers(topic: str, running: tuple[str, ...] | list[str]) -> int:
-    """How many of the topic's consumers (plus the recorder, if running) the scenario starts."""
+def consumers(topic: str, scenario) -> tuple[str, ...]:
+    """The nodes that read ``topic`` in this scenario: the table's consumers, except that the ft_sensor reads a
+    sensor driver's WrenchStamped instead of /rths/raw_wrench when ``standard_interfaces.wrench_input_topic`` is
+    set."""
+    if topic == "/rths/raw_wrench" and scenario.standard_interfaces.wrench_input_topic:
+        return ()
+    return BY_NAME[topic].consumers
+
+
+def expected_consumers(topic: str, scenario) -> int:
+    """How many of the topic's consumers (plus the recorder, if running) the scenario starts.
+
+    The live view (node live_view) is never one of them: it reads best effort and creates its readers only after
+    every other node announced READY, so it neither counts here nor is waited for (docs/live.md)."""
     t = BY_NAME[topic]
-    n = sum(1 for c in t.consumers if c in running)
+    running = scenario.run_nodes
+    n = sum(1 for c in consumers(topic, scenario) if c in running)
     if "recorder" in running and t.kind in ("control", "learner"):
         n += 1
     return n

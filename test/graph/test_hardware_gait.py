@@ -19,8 +19,10 @@ from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import read_events
 from rths_ros.app.vrths import run_virtual
 from rths_ros.bag import read_bag
+from rths_ros.core.platform.safety import START_POSE_TOLERANCE_M
+from rths_ros.core.platform.safety import start_pose_ramp as start_ramp
 from rths_ros.core.platform.stewart import StewartKinematics
-from rths_ros.nodes.hardware_plant import START_POSE_TOLERANCE_M, start_ramp, trial_start_lengths
+from rths_ros.nodes.hardware_plant import trial_start_lengths
 from rths_ros.runner import run_scenario
 
 

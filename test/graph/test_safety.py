@@ -181,7 +181,7 @@ def _events(out: Path) -> list[dict]:
     return read_events(out)["events"]
 
 
-def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = True) -> dict:
+def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = True, plant: str = "sim_plant") -> dict:
     """SAFE follows ABORT, the SAFE event comes exactly the ramp's and the hold's steps after the abort, and
     the ramp is within the stated bound (``safe_ramp_bound_s``).  With ``recorded`` (the recorder ran to the
     end) also the plant's last recorded leg lengths are the safe pose and the recording ends with the hold.
@@ -190,11 +190,11 @@ def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = T
     kinds = [e["type"] for e in ev]
     assert "ABORT" in kinds and "SAFE" in kinds, kinds
     assert kinds.index("SAFE") > kinds.index("ABORT")
-    info = json.loads((out / "timing" / "sim_plant.json").read_text())["safe_pose"]
+    info = json.loads((out / "timing" / f"{plant}.json").read_text())["safe_pose"]
     if abort_step is not None:
         assert abs(info["abort_step"] - abort_step) <= 2, (info, abort_step)
     safe = ev[kinds.index("SAFE")]
-    assert safe["source"] == "sim_plant"
+    assert safe["source"] == plant
     assert safe["step"] == info["abort_step"] + info["ramp_steps"] + info["hold_steps"], (safe, info)
     assert info["ramp_steps"] * s.loop.dt_s <= safe_ramp_bound_s(s.safety)
     assert info["hold_steps"] == round(s.safety.hold_s / s.loop.dt_s)

@@ -107,6 +107,27 @@ def test_no_fork_from_a_process_with_threads():
     assert forked.can_fork() == before
 
 
+def test_no_fork_from_a_process_that_once_had_a_ros_context():
+    """The DDS library's shared-memory watchdog thread outlives the context that started it; a node forked from
+    such a process could hang in its first DDS call.  Checked in a fresh interpreter (this one may have had a
+    context already)."""
+    code = textwrap.dedent("""
+        import rclpy
+        from rths_ros.runtime import forked
+        first = forked.can_fork()
+        ctx = rclpy.Context()
+        rclpy.init(context=ctx, domain_id=101)
+        node = rclpy.create_node("once", context=ctx)
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+        print(first, forked.can_fork(), rclpy.ok(context=ctx))
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST"})
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "False", "False"], p.stdout
+
+
 def test_the_fork_server_starts_nodes_like_the_runner_does(tmp_path, fake_module):
     """A parent with threads gets its node processes from the fork server: same log, environment, directory,
     process group, title and exit code; a signal reaches the node; the server's end takes its nodes along."""

@@ -149,6 +149,19 @@ class SafePoseRamp:
         return j >= self.total_steps
 
 
+#: legs farther than this from the start pose of a trial are ramped there first (a few resolver steps)
+START_POSE_TOLERANCE_M = 1e-5
+
+
+def start_pose_ramp(b_now, b_start, safety: SafetyParams, dt_s: float) -> SafePoseRamp | None:
+    """A rig's ramp from the leg lengths ``b_now`` to a trial's start pose ``b_start`` (the safe-pose ramp's
+    cosine profile and speed limit, then ``safety.hold_s``), or None when the legs are already there."""
+    b_now = np.asarray(b_now, dtype=float)
+    if float(np.max(np.abs(np.asarray(b_start, dtype=float) - b_now))) <= START_POSE_TOLERANCE_M:
+        return None
+    return SafePoseRamp(b_now, b_start, safety.ramp_speed_m_per_s, dt_s, safety.hold_s)
+
+
 def safe_pose_lengths(kinematics, retract_m: float) -> np.ndarray:
     """Leg lengths of the safe pose: the home pose moved ``retract_m`` down along the platform frame's z.
 

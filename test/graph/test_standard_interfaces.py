@@ -1,0 +1,171 @@
+"""The rigs and tools ROS users already have: the standard messages a run publishes (WrenchStamped of the interface
+force, JointState of the legs), a third-party force/torque driver's WrenchStamped as the ft_sensor's input, and a
+ros2_control rig as the plant (plant = ros2_control), here the emulator that behaves like forward_command_controller
++ joint_state_broadcaster + a WrenchStamped sensor driver around the digital twin."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+import numpy as np
+import pytest
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from rclpy.executors import SingleThreadedExecutor
+from sensor_msgs.msg import JointState
+from test_safety import _assert_safe
+
+from rths_ros.app import scenario as scn
+from rths_ros.bag import read_bag
+from rths_ros.drivers.ros2_control import joint_order
+from rths_ros.params import ParameterError
+from rths_ros.runner import DomainLease, run_scenario
+from rths_ros.runtime.standard_interfaces import driver_qos, wrench_axes
+
+# (the emulator is a Python process on a possibly busy machine: it may stall longer than a rig would)
+ROS2_CONTROL = ["ros2_control.emulate=true", "standard_interfaces.wrench_input_topic=/ft_sensor/wrench",
+                "ros2_control.state_timeout_s=0.5"]
+
+
+def _stamp(m) -> int:
+    return m.header.stamp.sec * 1_000_000_000 + m.header.stamp.nanosec
+
+
+# -- settings and mapping ---------------------------------------------------------------------------------------
+def test_joints_are_matched_by_name_whatever_the_broadcasters_order():
+    legs = ("leg_1", "leg_2", "leg_3", "leg_4", "leg_5", "leg_6")
+    assert joint_order(list(reversed(legs)), legs) == [5, 4, 3, 2, 1, 0]
+    assert joint_order(["gripper", *legs], legs) == [1, 2, 3, 4, 5, 6]
+    assert joint_order(legs[:5], legs) is None          # a leg missing: no state at all, not a wrong one
+
+
+def test_the_interface_force_maps_onto_the_wrench_components_of_its_coordinates():
+    assert wrench_axes(scn.load("contact_1d")) == (2,)                       # z -> force z
+    assert wrench_axes(scn.load("contact_1d", ["platform.interface.dofs=[x, rz]"])) == (0, 5)
+    assert wrench_axes(scn.load("gait_vpp")) == (0, 1, 5)                    # F_par, F_perp, M
+
+
+@pytest.mark.parametrize("overrides, mode, plant, words", [
+    ([], "lockstep", "ros2_control", ["plant: 'ros2_control'", "loop.mode = 'realtime'"]),
+    (["ros2_control.emulate=true"], "realtime", "ros2_control", ["wrench_input_topic: ''", "'/ft_sensor/wrench'"]),
+    (["standard_interfaces.wrench_input_topic=/ft"], "lockstep", None, ["wrench_input_topic: '/ft'", "realtime"]),
+    (["standard_interfaces.wrench_input_topic=ft/wrench"], "realtime", None, ["'ft/wrench'", "absolute ROS topic"]),
+    (["standard_interfaces.wrench_input_topic=/rths/interface_wrench"], "realtime", None, ["own output"]),
+    (["ros2_control.joint_names=[a, b, c, d, e, e]"] + ROS2_CONTROL, "realtime", "ros2_control", ["6 distinct"]),
+    (["ros2_control.joint_names=[a, b]"] + ROS2_CONTROL, "realtime", "ros2_control", ["joint_names"]),
+    (ROS2_CONTROL + ["ros2_control.state_timeout_s=0"], "realtime", "ros2_control", ["state_timeout_s", "0.001"]),
+])
+def test_bad_rig_settings_are_refused_naming_key_value_and_what_is_allowed(overrides, mode, plant, words):
+    with pytest.raises(ParameterError) as e:
+        scn.load("contact_1d", overrides, mode, plant)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+
+
+def test_a_ros2_control_run_starts_the_rig_nodes_instead_of_the_twin():
+    s = scn.load("contact_1d", ROS2_CONTROL, "realtime", "ros2_control")
+    assert "sim_plant" not in s.run_nodes
+    assert {"ros2_control_plant", "ros2_control_emulator", "ft_sensor"} <= set(s.run_nodes)
+    real = scn.load("contact_1d", ROS2_CONTROL[1:], "realtime", "ros2_control")
+    assert "ros2_control_emulator" not in real.run_nodes      # a real rig: nothing emulated
+
+
+# -- a run seen by a third-party tool ---------------------------------------------------------------------------
+def test_a_run_publishes_its_force_and_legs_in_standard_messages(tmp_path):
+    """A plain rclpy node on the run's domain (as any ROS tool) receives /rths/interface_wrench and
+    /rths/leg_joint_states; each carries exactly the values of the loop message with the same stamp."""
+    s = scn.load("contact_1d", ["loop.duration_s=3.0"], "realtime")
+    out = tmp_path / "run"
+    lease = DomainLease()
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=lease.domain_id)
+    tool = rclpy.create_node("third_party_tool", context=ctx)
+    wrenches: list = []
+    joints: list = []
+    tool.create_subscription(WrenchStamped, "/rths/interface_wrench", wrenches.append, driver_qos(100))
+    tool.create_subscription(JointState, "/rths/leg_joint_states", joints.append, driver_qos(100))
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(tool)
+    result: dict = {}
+    t = threading.Thread(target=lambda: result.update(r=run_scenario(s, out, progress=False, lease=lease)),
+                         daemon=True)
+    try:
+        t.start()
+        while t.is_alive():
+            ex.spin_once(timeout_sec=0.01)
+    finally:
+        t.join(60)
+        ex.shutdown()
+        tool.destroy_node()
+        rclpy.shutdown(context=ctx)
+    assert result["r"].code == 0, result["r"].message
+    # (a best-effort reader in a Python process on a busy machine takes what it can: a fifth at least)
+    assert len(wrenches) > s.steps // 5 and len(joints) > s.steps // 5, (len(wrenches), len(joints))
+    topics = read_bag(out / "bag", ["/rths/interface_force", "/rths/leg_state"])
+    forces = {_stamp(m): m for _, m in topics["/rths/interface_force"]}
+    legs = {_stamp(m): m for _, m in topics["/rths/leg_state"]}
+    matched = 0
+    for w in wrenches:
+        f = forces.get(_stamp(w))
+        if f is None:
+            continue
+        matched += 1
+        assert w.header.frame_id == "rths_interface"
+        assert (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z) == (0.0, 0.0, f.force[0])
+        assert (w.wrench.torque.x, w.wrench.torque.y, w.wrench.torque.z) == (0.0, 0.0, 0.0)
+    assert matched > len(wrenches) * 0.9, (matched, len(wrenches))
+    assert any(abs(w.wrench.force.z) > 1.0 for w in wrenches)        # the specimen was loaded
+    matched = 0
+    for j in joints:
+        st = legs.get(_stamp(j))
+        if st is None:
+            continue
+        matched += 1
+        assert list(j.name) == [f"leg_{i}" for i in range(1, 7)]
+        assert list(j.position) == list(st.length) and list(j.velocity) == list(st.velocity)
+        assert list(j.effort) == list(st.current)
+    assert matched > len(joints) * 0.9, (matched, len(joints))
+
+
+# -- a ros2_control rig as the plant ------------------------------------------------------------------------------
+def test_contact_1d_runs_stable_through_a_ros2_control_rig(tmp_path, rths_cli):
+    """The whole loop through forward_command_controller / joint_state_broadcaster / WrenchStamped driver topics
+    (emulated): the run completes, stays stable and tracks; the ft_sensor took the driver's wrench (no
+    /rths/raw_wrench in the bag) and the plant matched the broadcaster's reversed joint order by name."""
+    sets = ["loop.duration_s=3.0"] + ROS2_CONTROL
+    s = scn.load("contact_1d", sets, "realtime", "ros2_control")
+    out = tmp_path / "rc"
+    p = rths_cli("run", "contact_1d", "--mode", "realtime", "--plant", "ros2_control", "--out", str(out),
+                 *[a for x in sets for a in ("--set", x)], timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    topics = read_bag(out / "bag")
+    assert "/rths/raw_wrench" not in topics
+    states = topics["/rths/leg_state"]
+    assert [int(m.step) for _, m in states] == list(range(s.steps + 1))
+    emu = json.loads((out / "timing" / "ros2_control_emulator.json").read_text())
+    assert emu["refused_commands"] == 0 and emu["commands"] > s.steps // 2, emu
+    # the legs follow the commands: the measured lengths stay within 1 mm of the commanded ones (same leg index;
+    # a wrong joint order would not: the legs are ordered around the hexapod and move differently)
+    cmd = {int(m.step): np.asarray(m.length) for _, m in topics["/rths/leg_command"]}
+    err = [np.max(np.abs(np.asarray(m.length) - cmd[int(m.step)])) for _, m in states if int(m.step) in cmd]
+    assert len(err) > s.steps // 2 and float(np.median(err)) < 1e-3, float(np.median(err))
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["stable"] is True, metrics
+    assert metrics["e_track_rel"] < 0.2, metrics["e_track_rel"]
+    forces = [m.force[0] for _, m in topics["/rths/interface_force"]]
+    assert max(abs(f) for f in forces) > 1.0          # the specimen was loaded through the driver's wrench
+
+
+def test_an_abort_ramps_a_ros2_control_rig_to_the_safe_pose(tmp_path):
+    """A leg command beyond the stroke (injected after the platform's checks) is refused at the plant boundary;
+    the ros2_control plant ramps the legs to the safe pose through the controller topic and reports SAFE."""
+    s = scn.load("contact_1d", ["loop.duration_s=3.0", "faults.leg_command_offset_at_step=1000"] + ROS2_CONTROL,
+                 "realtime", "ros2_control")
+    out = tmp_path / "abort"
+    r = run_scenario(s, out, progress=False)
+    assert r.code == 1
+    info = _assert_safe(s, out, plant="ros2_control_plant")
+    # realtime: the plant notes its own step when the ABORT arrives, a few steps either side of the command's
+    assert 990 <= info["abort_step"] <= 1100 and info["ramp_steps"] > 0, info
