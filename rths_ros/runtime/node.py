@@ -112,7 +112,8 @@ class RthsNode(Node):
         self._timing_pub = self.create_publisher(LoopTiming, "/rths/timing", diagnostics_qos())
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", diagnostics_qos())
         self._timing_msg = LoopTiming()
-        self.create_timer(1.0, self.publish_timing)
+        # (a lambda: rclpy hands a timer callback that takes an argument the timer's info)
+        self.create_timer(1.0, lambda: self.publish_timing())
         self._ready_timer = self.create_timer(0.05, self._check_ready)
         # watchdog on every control topic this node reads (see _watched / _check_watchdog)
         sp = scenario.safety
