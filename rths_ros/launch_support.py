@@ -172,13 +172,14 @@ def check_live_port(scenario: scn.Scenario) -> None:
 
 
 #: nodes that keep a process of their own in a composed run
-OWN_PROCESS_NODES = ("recorder", "live_view")
+OWN_PROCESS_NODES = ("recorder", "live_view", "ros2_control_emulator")
 
 
 def process_groups(nodes: list[str] | tuple[str, ...], composed: bool) -> list[tuple[str, list[str]]]:
     """(process name, nodes) per process.  Composed: the fast path and the other nodes share one
-    process; the recorder and the live view keep their own (:data:`OWN_PROCESS_NODES`), so the recorder's disk
-    writes and the live view's WebSocket clients never hold the fast path's interpreter lock."""
+    process; the recorder, the live view and the emulated ros2_control rig keep their own
+    (:data:`OWN_PROCESS_NODES`), so the recorder's disk writes and the live view's WebSocket clients never hold the
+    fast path's interpreter lock, and the emulated rig runs beside the graph as a real one would."""
     if not composed:
         return [(n, [n]) for n in nodes]
     rest = [n for n in nodes if n not in OWN_PROCESS_NODES]

@@ -22,7 +22,8 @@ class StandardInterfacesParams:
                                     "geometry_msgs/WrenchStamped topic of any sensor driver ('' = the plant's "
                                     "/rths/raw_wrench; realtime mode only)")
     frame_id: str = param("rths_interface", "", doc="frame_id of the interface wrench")
-    every_steps: int = param(1, "steps", 1, 10000, "publish the standard messages every n-th step")
+    every_steps: int = param(10, "steps", 1, 10000, "publish the standard messages every n-th step (1: every "
+                             "step, at some cost to the loop)")
     depth: int = param(10, "", 1, 1000, "history depth of the standard publishers (reliable, KEEP_LAST)")
 
     def validate(self) -> None:

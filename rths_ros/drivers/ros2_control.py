@@ -55,6 +55,9 @@ class Ros2ControlParams:
                           "joint_state_broadcaster + a WrenchStamped sensor driver around the digital twin")
     emulator_reverse_order: bool = param(True, "", doc="the emulated broadcaster lists the joints in reverse "
                                          "order (as a broadcaster may: the node must map them by name)")
+    emulator_feedforward: str = param("none", "", doc="velocity feedforward of the emulated drives: none (position "
+                                      "loop only, as the twin without the commander's feedforward) or difference "
+                                      "(from successive commands)", choices=("none", "difference"))
 
     def validate(self) -> None:
         check_topic("command_topic", self.command_topic)

@@ -13,9 +13,11 @@ scenario's digital twin (the same platform and specimen model as ``sim_plant``, 
 * like a force/torque sensor driver it publishes the twin's raw wrench (sensor frame) as
   ``geometry_msgs/WrenchStamped`` on ``standard_interfaces.wrench_input_topic``.
 
-The twin's leg controllers take a velocity feedforward besides the length; a position interface carries none,
-so the emulated drive forms it from the difference of the two newest commands over ``loop.dt_s`` (held until
-the next command), as a position-commanded drive with feedforward does.  After an ABORT the emulator keeps
+The twin's leg controllers take a velocity feedforward besides the length; a position interface carries none.
+With ``emulator_feedforward: none`` (default) the emulated drives run their position loop alone, which is the
+twin of a scenario without the commander's feedforward (contact_1d: feedback only), so the two plants compare
+like for like; with ``difference`` a drive forms it from the two newest commands over ``loop.dt_s`` (held until
+the next command), as a position-commanded drive with its own feedforward does.  After an ABORT the emulator keeps
 running until the plant reports SAFE (its ramp to the safe pose goes through this rig), at most the ramp's
 bound plus 3 s.
 """
@@ -48,6 +50,7 @@ class Ros2ControlEmulatorNode(RthsNode):
         self.out = self.plant.reset(factory.plant_seed(scenario, 0))
         self.cmd = np.array(self.plant.start_lengths, dtype=float)
         self.ff = np.zeros(6)
+        self._ff_from_commands = p.emulator_feedforward == "difference"
         self._lock = threading.Lock()
         self.commands = 0
         self.refused_commands = 0
@@ -77,7 +80,8 @@ class Ros2ControlEmulatorNode(RthsNode):
             return
         new = np.array(data, dtype=float)
         with self._lock:
-            self.ff = (new - self.cmd) / self.dt if self.commands else np.zeros(6)
+            if self._ff_from_commands and self.commands:
+                self.ff = (new - self.cmd) / self.dt
             self.cmd = new
             self.commands += 1
 

@@ -17,7 +17,7 @@ Scenario section ``standard_interfaces``:
 
 Off the fast path: these publishers write after the step's loop messages went out, keep the last
 ``depth`` samples (reliable, KEEP_LAST: a slow or absent reader never blocks the writer, and no node waits
-for their acknowledgements), and ``every_steps`` thins them out.  An empty topic name switches one off.  The
+for their acknowledgements), and they go out every ``every_steps``-th step only (default 10).  An empty topic name switches one off.  The
 bag records the loop topics these mirror, not the mirrors.
 """
 from __future__ import annotations
