@@ -156,7 +156,9 @@ class Ros2ControlPlantNode(BeatNode):
         age = (time.monotonic_ns() - rx_ns) * 1e-9
         if age > self.p.state_timeout_s and not self._aborting and not self.abort_reason:
             self.abort_reason = (f"ros2_control_plant: the newest joint state on {self.p.joint_state_topic} is "
-                                 f"{age * 1e3:.1f} ms old at step {k} (limit {self.p.state_timeout_s * 1e3:g} ms)")
+                                 f"{age * 1e3:.1f} ms old at step {k} (limit {self.p.state_timeout_s * 1e3:g} ms)"
+                                 + (f"; the newer ones are not usable: {self.bad_names}" if self._order is None
+                                    else ""))
             self.get_logger().error(self.abort_reason)
             self.emit(TestEvent.ABORT, k, self.abort_reason)
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -165,3 +166,38 @@ def test_an_abort_ramps_a_ros2_control_rig_to_the_safe_pose(tmp_path):
     info = _assert_safe(s, out, plant="ros2_control_plant")
     # realtime: the plant notes its own step when the ABORT arrives, a few steps either side of the command's
     assert 990 <= info["abort_step"] <= 1100 and info["ramp_steps"] > 0, info
+
+
+def test_the_plant_maps_the_broadcasters_joints_by_name_and_names_a_missing_one():
+    """In process, without a rig: a JointState in reverse order becomes the legs 1..6 in order; one without leg_6
+    is not used, and the stale-state abort that follows names the missing joint."""
+    from sensor_msgs.msg import JointState
+
+    from rths_ros.nodes.ros2_control_plant import Ros2ControlPlantNode
+    s = scn.load("contact_1d", ROS2_CONTROL[1:], "realtime", "ros2_control")      # a real rig: no emulator
+    lease = DomainLease()
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=lease.domain_id)
+    node = Ros2ControlPlantNode(s, None, context=ctx)
+    try:
+        legs = [f"leg_{i}" for i in range(1, 7)]
+        js = JointState()
+        js.name = legs[::-1]
+        js.position = [0.70 + 0.001 * i for i in range(6)]      # leg_6 first
+        js.velocity = [0.01 * i for i in range(6)]
+        node.on_joint_state(js)
+        lengths, velocities, efforts, _ = node.joints
+        assert lengths.tolist() == list(js.position)[::-1] and velocities.tolist() == list(js.velocity)[::-1]
+        assert efforts.tolist() == [0.0] * 6                     # no effort sent: no current
+        bad = JointState()
+        bad.name, bad.position = legs[:5], [0.8] * 5
+        node.on_joint_state(bad)
+        assert node.joints[0].tolist() == list(js.position)[::-1]      # not used
+        time.sleep(s.ros2_control.state_timeout_s + 0.1)
+        node.emit_output(7, time.time_ns())
+        assert "is " in node.abort_reason and "old at step 7" in node.abort_reason, node.abort_reason
+        assert "lacks leg_6" in node.abort_reason, node.abort_reason
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+        lease.close()
