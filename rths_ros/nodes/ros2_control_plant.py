@@ -127,9 +127,18 @@ class Ros2ControlPlantNode(BeatNode):
     def serving(self) -> bool:
         return self.prepared
 
-    def reset_trial(self, trial: int) -> None:
-        if trial > 0:           # the legs are where the previous trial left them
+    def _begin_trial(self, trial: int) -> None:
+        """A later trial starts after the ramp back to the start pose (the legs are where the previous trial
+        left them), in a thread: the executor goes on taking the joint states meanwhile."""
+        if trial == 0:
+            super()._begin_trial(trial)
+            return
+        self.trial = trial      # (a repeated TRIAL_BEGIN does not start a second ramp)
+
+        def ramp_then_begin() -> None:
             self._ramp_to_start(trial)
+            BeatNode._begin_trial(self, trial)
+        threading.Thread(target=ramp_then_begin, daemon=True, name="ros2_control_plant-trial").start()
 
     # the beat ---------------------------------------------------------------------------------------
     def on_input(self, inp) -> None:

@@ -201,3 +201,16 @@ def test_the_plant_maps_the_broadcasters_joints_by_name_and_names_a_missing_one(
         node.destroy_node()
         rclpy.shutdown(context=ctx)
         lease.close()
+
+
+def test_each_later_trial_starts_after_the_ramp_back_to_the_start_pose(tmp_path):
+    """Two trials through the emulated rig: between them the plant ramps the legs back to the start pose through
+    the controller topic (while it goes on reading the joint states), then the second trial runs its full length."""
+    s = scn.load("contact_1d", ["loop.duration_s=1.0", "loop.trials=2"] + ROS2_CONTROL, "realtime", "ros2_control")
+    out = tmp_path / "trials"
+    r = run_scenario(s, out, composed=True, progress=False)
+    assert r.code == 0, r.message
+    ramps = json.loads((out / "timing" / "ros2_control_plant.json").read_text())["start_ramps"]
+    assert [x["trial"] for x in ramps] == [1] and ramps[0]["max_leg_travel_m"] > 1e-3, ramps
+    steps = [int(m.step) for _, m in read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]]
+    assert steps == list(range(2 * (s.steps + 1))), (steps[:3], steps[-3:], len(steps))
