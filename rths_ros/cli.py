@@ -8,6 +8,8 @@
     rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
     rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
+    rths reference SCENARIO [--set ...] [--out DIR] [--duration S] [--json]
+                                                     the ideal-transfer-system reference solution, printed and plotted
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths stress [SCENARIO] --runs N [--out DIR]      N lockstep runs in a row: hangs, failures, differences
@@ -265,6 +267,20 @@ def cmd_compare(a) -> int:
     return 0
 
 
+def cmd_reference(a) -> int:
+    from rths_ros.analysis.reference import format_report, reference_report, write_reference
+    s = scn.load(a.scenario, a.set)
+    rep = reference_report(s, a.duration)
+    out = Path(a.out) if a.out else _default_out(f"reference-{s.name}")
+    paths = write_reference(rep, out)
+    if a.json:
+        print(paths["json"].read_text(), end="")
+        return 0
+    print(format_report(rep))
+    print(f"  -> {paths['json']}, {paths['csv'].name}, {paths['png'].name}")
+    return 0
+
+
 def cmd_bench(a) -> int:
     from rths_ros import bench
     if a.what == "summary":            # every target of what users wait for (rths_ros/bench/summary.py)
@@ -427,6 +443,13 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="validate a scenario and print it fully resolved")
     _scenario_args(c)
     c.set_defaults(func=cmd_check)
+    rf = sub.add_parser("reference", help="the ideal-transfer-system reference solution of a scenario: events "
+                        "printed, signals plotted")
+    _scenario_args(rf)
+    rf.add_argument("--duration", type=float, help="seconds to solve (default: the scenario's loop.duration_s)")
+    rf.add_argument("--out", help="directory for reference.json/.csv/.png (default runs/reference-NAME-TIME)")
+    rf.add_argument("--json", action="store_true", help="print reference.json instead of the summary")
+    rf.set_defaults(func=cmd_reference)
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)

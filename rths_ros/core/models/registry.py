@@ -29,7 +29,10 @@ class ModelEntry:
     "contact": gate}`` (the interface motion of the ideal coupled system and its contact state, arrays of n_rows;
     None: the analysis reports no reference error) and optionally
     its own parameter section ``numerical.<section>`` of dataclass ``params``.  ``qualification``: the transfer-system
-    qualification on the twin (``rths qualify``, rths_ros.analysis.twin_qualification) supports the model."""
+    qualification on the twin (``rths qualify``, rths_ros.analysis.twin_qualification) supports the model.
+    ``reference_report`` ``(scenario.numerical, dt_s, t_end_s) -> dict``: the reference solution as ``rths reference``
+    prints and plots it (keys ``title, t, contact, series, events, marks, method``; see
+    :func:`rths_ros.core.models.contact1d.reference_report`), None when the model has none."""
 
     family: str
     build: Callable[[Any, float], NumericalModel]
@@ -38,17 +41,19 @@ class ModelEntry:
     section: str = ""
     params: type | None = None
     qualification: bool = False
+    reference_report: Callable[[Any, float, float], dict] | None = None
 
 
 MODELS: dict[str, ModelEntry] = {
     "contact_1d": ModelEntry("interface_1d", contact1d.build_rk, "mass-spring-damper with contact, DOP853 "
-                             "(numerical.contact_1d; seed 000 ch. 4)", contact1d.reference, qualification=True),
+                             "(numerical.contact_1d; seed 000 ch. 4)", contact1d.reference, qualification=True,
+                             reference_report=contact1d.reference_report),
     "contact_1d_newmark": ModelEntry("interface_1d", contact1d.build_newmark, "the contact test's numerical part "
                                      "integrated by Newmark (numerical.newmark; seed 001 §2.3)", contact1d.reference,
-                                     qualification=True),
+                                     qualification=True, reference_report=contact1d.reference_report),
     "contact_1d_independent": ModelEntry("interface_1d", contact1d.build_independent, "the contact test's numerical "
                                          "part with independent integration (numerical.independent; seed 003)",
-                                         contact1d.reference),
+                                         contact1d.reference, reference_report=contact1d.reference_report),
     "vpp": ModelEntry("gait", gait.build, "VPP amputee walker of the prosthetic-foot gait test (numerical.vpp, "
                       "numerical.gait; seed 000 ch. 15-17)"),
     "building": ModelEntry("building", building.build, "the servo-hydraulic vRTHS building benchmark "
