@@ -6,10 +6,12 @@
     rths vrths SCENARIO [--set ...] [--out DIR]      in-process virtual run (no ROS), same core objects
     rths margin SCENARIO [--set ...]                 phase margin / critical delay of the contact phase
     rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
-    rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8   variants side by side
+    rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8|npc_kd|npc_gp   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
     rths reference SCENARIO [--set ...] [--out DIR] [--duration S] [--json]
                                                      the ideal-transfer-system reference solution, printed and plotted
+    rths stability [--coupling displacement|force] [--phi P --kappa K --zeta-vir Z --zeta-exp Z] [--out DIR]
+                                                     seed 001's stability maps: Pade delay map, Routh-Hurwitz P-loop
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths stress [SCENARIO] --runs N [--out DIR]      N lockstep runs in a row: hangs, failures, differences
@@ -281,6 +283,39 @@ def cmd_reference(a) -> int:
     return 0
 
 
+def _floats(text: str, key: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ParameterError(f"{key}: {text!r} is not a comma-separated list of numbers") from None
+
+
+def cmd_stability(a) -> int:
+    from rths_ros.analysis.stability_maps import format_summary, stability_summary, write_stability
+    from rths_ros.core.methods.delay_stability import DelayCase, PLoopCase
+    try:
+        case = DelayCase(a.phi, a.kappa, a.zeta_vir, a.zeta_exp, a.coupling)
+        pcase = PLoopCase(kappa_exp=a.kappa_exp, kappa_act=a.kappa_act, phi_act=a.phi_act, zeta_vir=a.p_zeta_vir,
+                          zeta_act=a.zeta_act)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    zetas = _floats(a.zetas, "--zetas")
+    if not zetas or min(zetas) < 0.0:
+        raise ParameterError(f"--zetas: {a.zetas!r} must list damping ratios >= 0")
+    summary = stability_summary(case, pcase)
+    out = Path(a.out) if a.out else _default_out("stability")
+    if not a.json:
+        print(format_summary(summary))
+        if not a.no_plots:
+            print(f"  drawing the maps ({a.grid} x {a.grid} points per damping level) ...", flush=True)
+    paths = write_stability(summary, out, zetas, case, pcase, plots=not a.no_plots, grid=a.grid)
+    if a.json:
+        print(paths["json"].read_text(), end="")
+    else:
+        print(f"  -> {', '.join(str(p) for p in paths.values())}")
+    return 0
+
+
 def cmd_bench(a) -> int:
     from rths_ros import bench
     if a.what == "summary":            # every target of what users wait for (rths_ros/bench/summary.py)
@@ -407,11 +442,12 @@ def build_parser() -> argparse.ArgumentParser:
     _scenario_args(ci)
     ci.add_argument("--json", action="store_true")
     ci.set_defaults(func=cmd_check_ilc)
+    from rths_ros.analysis.compare import PRESETS
     co = sub.add_parser("compare", help="run variants of a scenario; one table and overlay plots")
     _scenario_args(co)
     co.add_argument("--variant", action="append", default=[], metavar="NAME:KEY=VALUE,...",
                     help="a variant: its name and its overrides (repeatable)")
-    co.add_argument("--preset", choices=("chapter8",), help="a predefined set of variants")
+    co.add_argument("--preset", choices=tuple(PRESETS), help="a predefined set of variants")
     co.add_argument("--trials", type=int, default=10, help="trials of the ILC variants of a preset")
     co.add_argument("--engine", choices=("vrths", "graph"), default="vrths",
                     help="in-process virtual run (default, parallel) or the ROS graph")
@@ -450,6 +486,24 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--out", help="directory for reference.json/.csv/.png (default runs/reference-NAME-TIME)")
     rf.add_argument("--json", action="store_true", help="print reference.json instead of the summary")
     rf.set_defaults(func=cmd_reference)
+    st = sub.add_parser("stability", help="stability of feedback coupling with delay (Pade map over mass and "
+                        "stiffness ratio) and with a P-controlled actuator (Routh-Hurwitz); docs/stability.md")
+    st.add_argument("--coupling", choices=("displacement", "force"), default="displacement")
+    st.add_argument("--phi", type=float, default=1.5, help="mass ratio m_VIR/m_EXP of the printed case (1.5)")
+    st.add_argument("--kappa", type=float, default=1.0, help="stiffness ratio k_VIR/k_EXP of the printed case (1)")
+    st.add_argument("--zeta-vir", type=float, default=0.1, help="virtual damping ratio of the printed case (0.1)")
+    st.add_argument("--zeta-exp", type=float, default=0.1, help="experimental damping ratio of the printed case")
+    st.add_argument("--zetas", default="0,0.01,0.05,0.1", help="damping levels of the map panels")
+    st.add_argument("--kappa-exp", type=float, default=2.0, help="P-loop: k_EXP/k_VIR (2)")
+    st.add_argument("--kappa-act", type=float, default=0.1, help="P-loop: k_ACT/k_VIR (0.1)")
+    st.add_argument("--phi-act", type=float, default=0.1, help="P-loop: m_ACT/m_VIR (0.1)")
+    st.add_argument("--p-zeta-vir", type=float, default=2e-3, help="P-loop: virtual damping ratio (0.002)")
+    st.add_argument("--zeta-act", type=float, default=0.1, help="P-loop: actuator damping ratio (0.1)")
+    st.add_argument("--grid", type=int, default=121, help="points per axis of the delay map")
+    st.add_argument("--no-plots", action="store_true", help="numbers only")
+    st.add_argument("--out", help="directory for stability.json and the plots (default runs/stability-TIME)")
+    st.add_argument("--json", action="store_true", help="print stability.json instead of the summary")
+    st.set_defaults(func=cmd_stability)
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
