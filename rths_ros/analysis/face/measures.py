@@ -93,6 +93,10 @@ def q_value(rec: Mapping, spec: QMeasureSpec) -> float:
     w = _win(spec.window_s)
     m = spec.measure
     if m in ("peak_amplitude", "peak_frequency"):
+        if spec.detrend_degree > 0:     # remove a slow trend (e.g. the contact-phase shape) before the FFT
+            seg = ms.window(x, dt, w)
+            u = np.linspace(-1.0, 1.0, seg.size)
+            x, w = seg - np.polyval(np.polyfit(u, seg, spec.detrend_degree), u), None
         a, f = ms.fft_peak(x, dt, w, hann=spec.hann, f_min_hz=spec.f_min_hz)
         return a if m == "peak_amplitude" else f
     if m in ("damping", "decay_rate"):

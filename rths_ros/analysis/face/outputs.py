@@ -83,8 +83,9 @@ def write_outputs(result: Mapping, out_dir: str | Path, spec: SweepSpec | None =
               f"| magnitude gradient check | {result['fit']['gradient_check']} |", "",
               "## Points", "", "| # | parameter | e | q | used |", "|---|---|---|---|---|"]
     for p in result["points"]:
+        test = " (the test: q_min)" if p["e"] == result["e_min"] else ""
         lines.append(f"| {p['index']} | {p['parameter']:g} | {p['e']:.5g} | {p['q']:.5g} | "
-                     f"{'yes' if p['used'] else 'no: ' + p['reason']} |")
+                     f"{'yes' if p['used'] else 'no: ' + p['reason']}{test} |")
     if result.get("warnings"):
         lines += ["", "## Warnings", ""] + [f"- {w}" for w in result["warnings"]]
     lines += ["", f"![convergence plot]({png.name})", ""]

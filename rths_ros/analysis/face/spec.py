@@ -64,6 +64,9 @@ class QMeasureSpec:
     hann: bool = param(False, "", doc="Hann window before the FFT (the thesis used none)")
     f_min_hz: float = param(0.0, "Hz", 0.0, 1e3, "lowest frequency of the FFT peak search (and of the "
                             "pencil_frequency modes)")
+    detrend_degree: int = param(0, "", 0, 10, "peak_amplitude / peak_frequency: degree of the least-squares "
+                                "polynomial removed from the windowed signal before the FFT (0 = only the mean, "
+                                "as the thesis)")
     m_total_kg: float = param(0.0, "kg", 0.0, 1e6, "total mass for damping d = 2 delta m (0: taken from the record)")
     pencil_modes: int = param(2, "", 1, 20, "pencil_frequency: number of real modes fitted")
 
