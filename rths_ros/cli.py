@@ -12,6 +12,8 @@
                                                      the ideal-transfer-system reference solution, printed and plotted
     rths stability [--coupling displacement|force] [--phi P --kappa K --zeta-vir Z --zeta-exp Z] [--out DIR]
                                                      seed 001's stability maps: Pade delay map, Routh-Hurwitz P-loop
+    rths interface-estimation [--q-force Q] [--duration S] [--seed N] [--out DIR] [--json]
+                                                     seed 001 §3.2: Kalman / inverse dynamics / projected forces
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths stress [SCENARIO] --runs N [--out DIR]      N lockstep runs in a row: hangs, failures, differences
@@ -316,6 +318,20 @@ def cmd_stability(a) -> int:
     return 0
 
 
+def cmd_interface_estimation(a) -> int:
+    from rths_ros.analysis.interface_estimation_report import run_report
+    from rths_ros.core.sysid.ts_experiment import TSExperiment
+    for key, v in (("--q-force", a.q_force), ("--duration", a.duration)):
+        if not (v > 0.0 and v < float("inf")):
+            raise ParameterError(f"{key}: {v!r} must be finite and > 0")
+    if a.duration < 0.2:
+        raise ParameterError(f"--duration: {a.duration!r} s; at least 0.2 s (errors are taken after 0.1 s)")
+    p = TSExperiment(q_force=a.q_force, duration_s=a.duration, seed=a.seed)
+    out = Path(a.out) if a.out else _default_out("interface-estimation")
+    print(run_report(p, out, a.json))
+    return 0
+
+
 def cmd_bench(a) -> int:
     from rths_ros import bench
     if a.what == "summary":            # every target of what users wait for (rths_ros/bench/summary.py)
@@ -504,6 +520,15 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--out", help="directory for stability.json and the plots (default runs/stability-TIME)")
     st.add_argument("--json", action="store_true", help="print stability.json instead of the summary")
     st.set_defaults(func=cmd_stability)
+    ie = sub.add_parser("interface-estimation", help="seed 001 §3.2: interface force and state through a "
+                        "transmission simulator, augmented-state Kalman filter against inverse dynamics and projection")
+    ie.add_argument("--q-force", type=float, default=1e4, help="Kalman: spectral density of the interface forces' "
+                    "random walk, N^2/s (default 1e4)")
+    ie.add_argument("--duration", type=float, default=1.0, help="simulated seconds (default 1)")
+    ie.add_argument("--seed", type=int, default=1, help="seed of the sensor noise")
+    ie.add_argument("--out", help="directory for interface_estimation.json/.png (default runs/interface-estimation-TIME)")
+    ie.add_argument("--json", action="store_true")
+    ie.set_defaults(func=cmd_interface_estimation)
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
