@@ -253,7 +253,7 @@ def power_error(f_int: Any, zdot: Any, f_meas: Any, zdot_ach: Any) -> np.ndarray
 
 
 def energy_error(p_error: Any, dt: float) -> float:
-    """E_error = sum_k P_error(t_k) dT (Part I eq. 5.6)."""
+    """E_error = sum_k P_error(t_k) dT over the samples given (Part I eq. 5.7; eq. 5.6 over a contact phase)."""
     return float(np.sum(np.asarray(p_error, dtype=float)) * dt)
 
 

@@ -75,6 +75,10 @@ class MetricsParams:
                                    "*_abs_origin normalisation (Table A.2: 0.01 + 0.071)")
     contact_merge_gap_s: float = param(0.02, "s", 0.0, 1.0,
                                        "contact intervals separated by a shorter gap are one contact event")
+    contact_hold_s: float = param(0.3, "s", 0.0, 100.0,
+                                  "a contact interval at least this long is a ground contact: the first fall "
+                                  "after it is the take-off TO, and later gate openings without such an "
+                                  "interval are not contact phases (0: off)")
     osc_band_lo_hz: float = param(2.0, "Hz", 0.01, 1000.0, "lower edge of the oscillation band")
     osc_band_hi_hz: float = param(20.0, "Hz", 0.02, 1000.0, "upper edge of the oscillation band")
     osc_filter_order: int = param(4, "", 1, 10, "Butterworth order of the zero-phase band-pass")
@@ -175,12 +179,17 @@ def energy(power: Any, dt: float, mask: Any = None) -> float:
     return float(np.sum(p) * dt)
 
 
-def contact_events(contact: Any, t: Any, merge_gap_s: float = 0.0) -> list[ContactEvent]:
+def contact_events(contact: Any, t: Any, merge_gap_s: float = 0.0, hold_s: float = 0.0) -> list[ContactEvent]:
     """Contact phases (touch-down TD .. lift-off TO) from the contact flag.
 
     TD is the time of the first sample in contact, TO the time of the first sample out of contact
     after it (None if the run ends in contact).  Phases separated by a gap shorter than
     ``merge_gap_s`` (flicker of the contact gate around TD/TO) are merged into one.
+
+    ``hold_s > 0``: an unbroken contact interval of at least ``hold_s`` is a ground contact.  A phase
+    ends at the first fall of the flag after such an interval (the take-off; later openings of the
+    gate are not merged into it), and, if the run has any ground contact, phases without one (the
+    gate opening on the specimen's ringing in flight) are left out.
     """
     c = np.asarray(contact, dtype=bool)
     t = np.asarray(t, dtype=float)
@@ -193,14 +202,23 @@ def contact_events(contact: Any, t: Any, merge_gap_s: float = 0.0) -> list[Conta
         starts.insert(0, 0)
     if c[-1]:
         stops.append(c.size)
-    merged: list[list[int]] = []
+    step = float(t[-1] - t[-2]) if t.size > 1 else 0.0
+
+    def t_at(i: int) -> float:
+        return float(t[i]) if i < c.size else float(t[-1]) + step
+
+    merged: list[list] = []   # [start, stop, holds a ground contact]
     for s, e in zip(starts, stops):
-        if merged and (t[s] - t[merged[-1][1]]) < merge_gap_s:
+        held = hold_s > 0.0 and t_at(e) - t_at(s) >= hold_s
+        if merged and not merged[-1][2] and (t[s] - t[merged[-1][1]]) < merge_gap_s:
             merged[-1][1] = e
+            merged[-1][2] = held
         else:
-            merged.append([s, e])
+            merged.append([s, e, held])
+    if any(m[2] for m in merged):
+        merged = [m for m in merged if m[2]]
     return [ContactEvent(int(s), int(e), round(float(t[s]), 9), round(float(t[e]), 9) if e < c.size else None)
-            for s, e in merged]
+            for s, e, _ in merged]
 
 
 def bandpass(x: Any, dt: float, f_lo: float, f_hi: float, order: int = 4) -> np.ndarray:
@@ -324,7 +342,7 @@ def judge_stability(t: Any, z_cmd: Any, z_ach: Any, dt: float, contact: Any = No
     # phases on which growth is judged
     phases = []
     if contact is not None:
-        for ev in contact_events(contact, t, p.contact_merge_gap_s):
+        for ev in contact_events(contact, t, p.contact_merge_gap_s, p.contact_hold_s):
             s, st = max(ev.start, lo_i), min(ev.stop, hi_i)
             if (st - s) * dt >= p.min_phase_s:
                 phases.append((s, st))
@@ -475,7 +493,7 @@ def compute_metrics(record: Any, z_ref: Any = None, dt: float | None = None, loo
                   "max_abs_reference_error_m": None})
 
     p_num_ts, p_ts_exp, p_err = power_flows(f_int, zd, f_meas, zpd)
-    events = contact_events(contact, t, p.contact_merge_gap_s)
+    events = contact_events(contact, t, p.contact_merge_gap_s, p.contact_hold_s)
     in_phase = np.zeros(n, dtype=bool)
     for ev in events:
         in_phase[ev.start:ev.stop] = True

@@ -197,6 +197,39 @@ def test_contact_events_merge_flicker_and_open_end():
     assert contact_events(np.zeros(5, bool), t[:5]) == []
 
 
+def test_contact_phase_ends_at_take_off_when_the_gate_chatters_after_it():
+    """A 1 s ground contact followed by 12 ms gaps and 9 ms openings (the gate opening on the specimen's
+    ringing in flight): with hold_s the phase ends exactly at the first fall after the long contact, the
+    openings are no contact phase, and E^c_error sums P_error over [TD, TO) only (exact, rel 1e-12)."""
+    n = 3000
+    t = np.arange(n) * DT
+    c = np.zeros(n, dtype=bool)
+    c[500:1500] = True
+    for s in range(1512, n - 9, 21):
+        c[s:s + 9] = True
+    ev = contact_events(c, t, merge_gap_s=0.02)
+    assert len(ev) == 1 and ev[0].stop > 2900                # without the rule: merged to the end of the chatter
+    ev = contact_events(c, t, merge_gap_s=0.02, hold_s=0.3)
+    assert [(e.start, e.stop) for e in ev] == [(500, 1500)]
+    # the flicker before a long contact still merges into it
+    c2 = c.copy()
+    c2[490:495] = True
+    assert [(e.start, e.stop) for e in contact_events(c2, t, 0.02, 0.3)] == [(490, 1500)]
+    # no long contact at all: the openings stay contact phases (the rule does not apply)
+    short = np.zeros(n, dtype=bool)
+    short[100:110] = True
+    assert len(contact_events(short, t, 0.02, 0.3)) == 1
+    rng = np.random.default_rng(3)
+    rec = {"t": t, "z_cmd": np.zeros(n), "z_ach": np.zeros(n), "zdot_cmd": rng.normal(0, 1e-3, n),
+           "zdot_ach": rng.normal(0, 1e-3, n), "f_int": np.full(n, 3.0), "f_meas": np.full(n, 3.0), "contact": c}
+    m = compute_metrics(rec, None, DT)
+    p_err = power_flows(rec["f_int"], rec["zdot_cmd"], rec["f_meas"], rec["zdot_ach"])[2]
+    assert m["liftoff_s"] == pytest.approx(1.5) and m["n_contact_events"] == 1
+    assert m["Ec_error_J"] == pytest.approx(float(np.sum(p_err[500:1500]) * DT), rel=1e-12)
+    m0 = compute_metrics(rec, None, DT, params=build(MetricsParams, {"contact_hold_s": 0.0}))
+    assert m0["liftoff_s"] > 2.9 and m0["Ec_error_J"] != pytest.approx(m["Ec_error_J"], rel=1e-3)
+
+
 def test_dominant_frequency_ignores_dc_and_trend():
     t = np.arange(4000) * DT
     x = 0.004 + 0.001 * t + 1e-4 * np.sin(2 * np.pi * 6.2 * t)       # offset + drift + 6.2 Hz

@@ -28,3 +28,24 @@ def test_compare_refuses_bad_variant(rths_cli, tmp_path):
     assert p.returncode == 2 and "platform.commander.vff" in p.stderr
     p = rths_cli("compare", "contact_1d", "--variant", "no-colon", "--out", str(tmp_path))
     assert p.returncode == 2 and "NAME:KEY=VALUE" in p.stderr
+
+
+def test_npc_paper_presets(rths_cli, tmp_path):
+    """The seed-002 presets: npc_kd runs K_d = 50, 100, 150 kg/s (unstable, stable, stable by the verdict;
+    the growth ratio orders them), npc_gp has G_P = 0 ... 4000 kg/s in steps of 200 at K_d = 50 kg/s and
+    every variant loads."""
+    from rths_ros.analysis.compare import PRESETS
+    from rths_ros.app import scenario as scn
+    gp = PRESETS["npc_gp"]
+    assert list(gp["variants"]) == [f"G_P={g}" for g in range(0, 4001, 200)]
+    for ov in gp["variants"].values():
+        s = scn.load("contact_1d", gp["base"] + ov)
+        assert s.numerical.contact_1d.d_num_kg_per_s == 50 and s.platform.commander.vff
+    out = tmp_path / "kd"
+    p = rths_cli("compare", "contact_1d", "--preset", "npc_kd", "--out", str(out), timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = {r["variant"]: r for r in json.loads((out / "compare.json").read_text())["rows"]}
+    assert [rows[f"K_d={d}"]["stable"] for d in (50, 100, 150)] == [False, True, True]
+    g = [rows[f"K_d={d}"]["oscillation_growth_ratio"] for d in (50, 100, 150)]
+    assert g[0] > g[1] > g[2], g
+    assert "| growth |" in (out / "compare.md").read_text()
