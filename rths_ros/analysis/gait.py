@@ -3,7 +3,9 @@
 Input is a :class:`GaitRecord` of plain arrays (model frame: x forward, y up; SI units):
 
 * ``t`` [s], ``com_x``, ``com_y`` [m], ``trunk_angle`` [rad] (phi_VPP, forward lean positive);
-* per leg n in ("L", "R"): ``grf_x[n]``, ``grf_y[n]`` [N] (ground reaction on the body), ``hip_torque[n]``
+* per leg n in ("L", "R"): ``grf_x[n]``, ``grf_y[n]`` [N] (ground reaction on the body), ``grf_x_vpp[n]``,
+  ``grf_y_vpp[n]`` [N] (optional: the model's ground reaction directed through the VPP, eqs. 16.2/16.4, when
+  ``grf_x``/``grf_y`` hold the measured plate force of the prosthetic leg), ``hip_torque[n]``
   [N m] (total hip torque tau_h,n on the trunk, counter-clockwise positive = extending the stance hip),
   ``hip_torque_vpp[n]`` [N m] (optional: the VPP controller's share tau_VPP,n, eq. 16.3), ``cop_x[n]`` [m] (model x of the centre of pressure), ``foot_x[n]`` [m] (foot point x_FP,n),
   ``contact[n]`` (bool).  Any per-leg entry may be missing; the derived quantities that need it are then skipped.
@@ -22,7 +24,8 @@ Quantities (:func:`gait_metrics`), with the definitions chosen where the thesis 
   with the start, end and mean values.
 * Trunk angle: min, max, range and the net change end - start (negative = rotated backwards).
 * GRF normalised by the body weight m g; for the reference leg's longest stance phase the first and second peak of
-  GRF_y (maxima of the first and second half of the phase), the basin between them and max |GRF_x|.
+  GRF_y (maxima of the first and second half of the phase), the basin between them and max |GRF_x|; the same
+  (keys ``grf_vpp_*``) for the GRF through the VPP if given.
 * Hip torque normalised by m g l0 (fig. 16.3 / 17.2b) with its extreme values and, for the reference leg's longest
   stance, its mean over the first and the second half of the stance and the number of sign changes (ignoring
   |tau| < 0.001 BW l0) within it (the thesis describes the sign pattern: extension first, flexion later; it gives no
@@ -51,6 +54,7 @@ __all__ = ["GaitRecord", "gait_metrics", "contact_events", "plot_gait", "animate
            "plot_reproducibility", "reproducibility_stats", "LEGS"]
 
 LEGS = ("L", "R")
+_PER_LEG = ("grf_x", "grf_y", "grf_x_vpp", "grf_y_vpp", "hip_torque", "hip_torque_vpp", "cop_x", "foot_x", "contact")
 DPI = 120
 _COL = {"L": "#1f77b4", "R": "#d62728", "mean": "#000000"}
 
@@ -66,6 +70,8 @@ class GaitRecord:
     com_xd: np.ndarray | None = None
     grf_x: dict = field(default_factory=dict)
     grf_y: dict = field(default_factory=dict)
+    grf_x_vpp: dict = field(default_factory=dict)
+    grf_y_vpp: dict = field(default_factory=dict)
     hip_torque: dict = field(default_factory=dict)
     hip_torque_vpp: dict = field(default_factory=dict)
     cop_x: dict = field(default_factory=dict)
@@ -84,7 +90,7 @@ class GaitRecord:
                 if v.shape != (n,):
                     raise ValueError(f"{name}: expected shape ({n},), got {v.shape}")
                 setattr(self, name, v)
-        for name in ("grf_x", "grf_y", "hip_torque", "hip_torque_vpp", "cop_x", "foot_x", "contact"):
+        for name in _PER_LEG:
             d = dict(getattr(self, name) or {})
             for leg, v in list(d.items()):
                 if leg not in LEGS:
@@ -99,7 +105,7 @@ class GaitRecord:
     def from_mapping(cls, m: Mapping[str, Any]) -> GaitRecord:
         """Build from flat keys: t, com_x, com_y, trunk_angle, com_xd and ``grf_x_L``, ``contact_R``, ... ."""
         kw: dict[str, Any] = {k: m[k] for k in ("t", "com_x", "com_y", "trunk_angle", "com_xd") if k in m}
-        for name in ("grf_x", "grf_y", "hip_torque", "hip_torque_vpp", "cop_x", "foot_x", "contact"):
+        for name in _PER_LEG:
             kw[name] = {leg: m[f"{name}_{leg}"] for leg in LEGS if f"{name}_{leg}" in m}
         return cls(**kw)
 
@@ -185,23 +191,24 @@ def gait_metrics(rec: GaitRecord, mass_kg: float, leg_length_m: float, g_m_per_s
         phs = _phases(t, rec.contact[leg])
         if phs:
             phase = max(phs, key=lambda p: t[p[1] - 1] - t[p[0]])
-    if leg in rec.grf_y:
-        gy = rec.grf_y[leg] / bw
-        out["grf_y_max_bw"] = float(gy.max())
-        if phase is not None and phase[1] - phase[0] >= 4:
-            i0, i1 = phase
-            mid = (i0 + i1) // 2
-            a = i0 + int(np.argmax(gy[i0:mid]))
-            b = mid + int(np.argmax(gy[mid:i1]))
-            out["grf_y_first_peak_bw"] = float(gy[a])
-            out["grf_y_second_peak_bw"] = float(gy[b])
-            out["grf_y_basin_bw"] = float(gy[a:b + 1].min())
-            out["grf_y_first_peak_t_s"] = float(t[a])
-            out["grf_y_second_peak_t_s"] = float(t[b])
-    if leg in rec.grf_x:
-        gx = rec.grf_x[leg] / bw
-        out.update(grf_x_max_abs_bw=float(np.abs(gx).max()), grf_x_min_bw=float(gx.min()),
-                   grf_x_max_bw=float(gx.max()))
+    for pre, dy, dx in (("grf", rec.grf_y, rec.grf_x), ("grf_vpp", rec.grf_y_vpp, rec.grf_x_vpp)):
+        if leg in dy:
+            gy = dy[leg] / bw
+            out[f"{pre}_y_max_bw"] = float(gy.max())
+            if phase is not None and phase[1] - phase[0] >= 4:
+                i0, i1 = phase
+                mid = (i0 + i1) // 2
+                a = i0 + int(np.argmax(gy[i0:mid]))
+                b = mid + int(np.argmax(gy[mid:i1]))
+                out[f"{pre}_y_first_peak_bw"] = float(gy[a])
+                out[f"{pre}_y_second_peak_bw"] = float(gy[b])
+                out[f"{pre}_y_basin_bw"] = float(gy[a:b + 1].min())
+                out[f"{pre}_y_first_peak_t_s"] = float(t[a])
+                out[f"{pre}_y_second_peak_t_s"] = float(t[b])
+        if leg in dx:
+            gx = dx[leg] / bw
+            out.update({f"{pre}_x_max_abs_bw": float(np.abs(gx).max()), f"{pre}_x_min_bw": float(gx.min()),
+                        f"{pre}_x_max_bw": float(gx.max())})
     for key, d in (("hip_torque", rec.hip_torque), ("hip_torque_vpp", rec.hip_torque_vpp)):
         if leg in d:
             tau = d[leg] / (bw * leg_length_m)
@@ -272,6 +279,10 @@ def plot_gait(rec: GaitRecord, out_dir: str | Path, mass_kg: float, leg_length_m
                 axs[0].plot(rec.t, rec.grf_y[n] / bw, color=_COL[n], label=f"GRF_y,{n}")
             if n in rec.grf_x:
                 axs[1].plot(rec.t, rec.grf_x[n] / bw, color=_COL[n], label=f"GRF_x,{n}")
+            for ax, d, c in ((axs[0], rec.grf_y_vpp, "y"), (axs[1], rec.grf_x_vpp, "x")):
+                if n in d:
+                    ax.plot(rec.t, d[n] / bw, color=_COL[n], ls="--", lw=0.9,
+                            label=f"GRF_{c},{n} through the VPP (model, eqs. 16.2/16.4)")
         axs[0].axhline(1.0, color="k", ls="--", lw=0.8)
         axs[0].set_ylabel("GRF_y / BW")
         axs[1].set_ylabel("GRF_x / BW")

@@ -10,19 +10,26 @@ compared with the recorded one (``replay_command_max_dev`` must be 0: the same k
 Quantities (:func:`rths_ros.analysis.gait.gait_metrics` on a :class:`~rths_ros.analysis.gait.GaitRecord`):
 
 * CoM, trunk, left-leg GRF and both hip torques from the replayed model;
-* right-leg GRF = the MEASURED plate force ``(F_x, F_y)`` (the ground reaction on the foot, what the thesis
-  plots), CoP = ``M_O / F_y`` relative to the plate reference point (the right foot point in stance);
+* right-leg GRF = the MEASURED plate force ``(F_x, F_y)`` (the ground reaction on the foot), CoP = ``M_O / F_y``
+  relative to the plate reference point (the right foot point in stance);
+* right-leg GRF through the VPP (``grf_x_vpp``, ``grf_y_vpp``): the model's ground reaction of the prosthetic leg,
+  the measured axial load redirected into the VPP by the hip torque (eqs. 16.2/16.4, the measured F_perp
+  cancelled as in 16.5/16.6).  The thesis's GRF_x,R "directly related to the forces in y direction by eq. (16.4)"
+  (ch. 17) is this force; the twin's plate force slides at the friction limit (docs/gait.md);
 * contact flags = the model's stance flags.
 
 The report lists them beside the thesis's RTHS values or statements (ch. 17: CoM about 0.04 m, compared with the
 peak-to-peak value; right stance about 85 %; GRF peaks about 110 % BW; stride about 0.6 s; no number for the hip
-torque, only its sign pattern), beside a pure simulation of the same amputee model with a linear foot spring of
-the simulated foot's secant stiffness at body weight (:func:`pure_reference`) and beside the basic VPP model's
+torque, only its sign pattern; the GRF_x bound of 25 % BW, compared with the GRF through the VPP), beside a pure
+simulation of the same amputee model with a linear foot spring of the simulated foot's secant stiffness at body
+weight (:func:`pure_reference`) and beside the basic VPP model's
 periodic gait with the same parameters (:func:`vpp_reference`, the thesis's "VPP simulation"), and explains the
-differences in short notes built from the run's numbers (:func:`difference_notes`).
+differences in short notes built from the run's numbers (:func:`difference_notes`), with the same pure model in
+the thesis's own configuration (Table A.7 initial conditions, CoP shift on both legs: :func:`thesis_reference`).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -58,7 +65,10 @@ REPORT_ROWS = (
     ("grf_y_first_peak_bw", "GRF_y,R first peak [BW]", "≈ 110 % BW, the lower peak"),
     ("grf_y_second_peak_bw", "GRF_y,R second peak [BW]", "≈ 110 % BW, the higher peak"),
     ("grf_y_basin_bw", "GRF_y,R basin between the peaks [BW]", "≈ 0"),
-    ("grf_x_max_abs_bw", "max |GRF_x,R| [BW]", "\"as expected\"; human up to 25 % BW"),
+    ("grf_x_max_abs_bw", "max \\|GRF_x,R\\|, measured plate force [BW]",
+     "not this force (see the next row; the twin's sole slides at mu GRF_y)"),
+    ("grf_vpp_x_max_abs_bw", "max \\|GRF_x,R\\| through the VPP (the model's GRF, eqs. 16.2/16.4) [BW]",
+     "\"as expected\"; human up to 25 % BW; \"related to the forces in y by eq. (16.4)\""),
     ("hip_torque_min_norm", "hip torque tau_h,R min [BW l0]",
      "no number given (fig. 17.2b: magnitude and shape as in humans, fig. 15.4b)"),
     ("hip_torque_max_norm", "hip torque tau_h,R max [BW l0]", "no number given (as above)"),
@@ -145,6 +155,7 @@ def gait_view(rec: dict, s: scn.Scenario) -> tuple[GaitRecord, dict]:
     g = GaitRecord(
         t=r["t"], com_x=r["com_x"], com_y=r["com_y"], trunk_angle=r["trunk_angle"], com_xd=r["com_xd"],
         grf_x={"L": r["grf_x_L"], "R": meas[:, 0]}, grf_y={"L": r["grf_y_L"], "R": meas[:, 1]},
+        grf_x_vpp={"R": r["grf_x_R"]}, grf_y_vpp={"R": r["grf_y_R"]},
         hip_torque={"L": r["hip_torque_L"], "R": r["hip_torque_R"]}, hip_torque_vpp={"R": r["hip_torque_vpp_R"]},
         cop_x={"R": np.where(contact_r, cop + r["foot_x_R"], np.nan)},
         foot_x={"L": r["foot_x_L"], "R": r["foot_x_R"]},
@@ -163,8 +174,10 @@ def _simulated_metrics(p, amputee: bool, ic: dict, t_max_s: float) -> dict:
     """Gait metrics (the report's keys) of a monolithic VPP simulation from the start state of a trial."""
     from rths_ros.core.models.gait import vpp
     sim = vpp.simulate(p, n_steps=6, t_max_s=t_max_s, amputee=amputee, foot="spring", ic=ic, decimate=5)
+    # a pure model has no plate: its GRF is the one through the VPP (both report rows show it)
     g = GaitRecord(t=sim["t"], com_x=sim["x"], com_y=sim["y"], trunk_angle=sim["phi"], com_xd=sim["vx"],
                    grf_x={"L": sim["grf_x_l"], "R": sim["grf_x_r"]}, grf_y={"L": sim["grf_y_l"], "R": sim["grf_y_r"]},
+                   grf_x_vpp={"R": sim["grf_x_r"]}, grf_y_vpp={"R": sim["grf_y_r"]},
                    hip_torque={"L": sim["tau_l"], "R": sim["tau_r"]},
                    contact={"L": sim["contact_l"] > 0.5, "R": sim["contact_r"] > 0.5})
     m_all = gait_metrics(g, p.m_vpp_kg, p.l0_l_m, p.g_m_per_s2, leg="R")
@@ -175,12 +188,23 @@ def _simulated_metrics(p, amputee: bool, ic: dict, t_max_s: float) -> dict:
 
 def pure_reference(s: scn.Scenario, t_max_s: float | None = None) -> dict:
     """The same VPP amputee model in a monolithic simulation with a linear foot spring (the foot's secant
-    stiffness at body weight), same initial conditions: its gait metrics (the actuator-free reference)."""
+    stiffness at body weight), same initial conditions: its gait metrics (the actuator-free reference) over the
+    run's duration (default), the window of the run's own metrics.  (A longer window would take a walker that
+    falls, e.g. with the CoP shift, into its collapse: the "longest stance" would be the fall.)"""
     from rths_ros.core.models.gait.vpp_ic import scenario_ic, scenario_model
     p = scenario_model(s)
-    out = _simulated_metrics(p, True, scenario_ic(s), t_max_s or max(2.0, s.loop.duration_s))
+    out = _simulated_metrics(p, True, scenario_ic(s), t_max_s or s.loop.duration_s)
     out["foot_spring_n_per_m"] = p.k_f_n_per_m
     return out
+
+
+def thesis_reference(s: scn.Scenario) -> dict:
+    """:func:`pure_reference` of the scenario in the thesis's configuration (Table A.7 initial conditions, CoP shift
+    of eq. 16.10 on both legs; :func:`rths_ros.core.models.gait.vpp_ic.thesis_configuration`) over the run's
+    duration: the gait the thesis's walker model has without platform and foot (it slows down and its trunk
+    rotates backwards, ch. 17)."""
+    from rths_ros.core.models.gait.vpp_ic import thesis_configuration
+    return pure_reference(thesis_configuration(s))
 
 
 def vpp_reference(s: scn.Scenario, t_max_s: float | None = None) -> dict:
@@ -188,8 +212,10 @@ def vpp_reference(s: scn.Scenario, t_max_s: float | None = None) -> dict:
     its own optimised initial conditions (``numerical.vpp.y0_m``, ``xd0_m_per_s``, ``phid0_rad_per_s``; a periodic
     gait): the "simulation of the VPP model with these parameters" the thesis compares its RTHS stride with
     (ch. 17).  The amputee model's initial conditions carry extra energy for the stump damper and would make the
-    lossless basic model speed up and fall."""
-    return _simulated_metrics(s.numerical.vpp, False, None, t_max_s or max(2.0, s.loop.duration_s))
+    lossless basic model speed up and fall.  The CoP shift is off in this simulation whatever the scenario says: the
+    thesis's "pure simulation of the VPP model used for the parameter optimization" has none (§17.3)."""
+    p = dataclasses.replace(s.numerical.vpp, cop_shift=False)
+    return _simulated_metrics(p, False, None, t_max_s or max(2.0, s.loop.duration_s))
 
 
 def _clean(v):
@@ -228,6 +254,7 @@ def analyze_gait_record(rec: dict, s: scn.Scenario, out: Path, loop: dict | None
     m["thesis"] = THESIS
     m["pure_vpp"] = pure_reference(s)
     m["vpp_sim"] = vpp_reference(s)
+    m["pure_vpp_thesis"] = thesis_reference(s)
     if loop is not None:
         m["loop"] = loop
     if rec.get("run_status") is not None:
@@ -315,26 +342,41 @@ def difference_notes(m: dict, s: scn.Scenario) -> list[str]:
         f"is in the model itself: light, soft legs (k l0 / (m g) = {ratio:.0f}) give a double support of "
         f"{_pct(m.get('double_support_fraction'))} of the cycle (human ≈ 20 %). Against the VPP simulation the "
         f"loop changes the stance fraction by {diff}. {other}")
+    th = m.get("pure_vpp_thesis", {}) or {}
+    cop = "on" if vp.cop_shift else "off"
+    thesis_cfg = vp.cop_shift and s.numerical.gait.initial_conditions == "thesis_a7"
     p1, p2 = m.get("grf_y_first_peak_bw"), m.get("grf_y_second_peak_bw")
     order = ("the second is higher, as in the thesis" if p1 is not None and p2 is not None and p2 > p1
              else "the first is higher (as usual in humans; the thesis's second peak was higher)")
     notes.append(
-        f"**GRF_y peaks.** {_bw(p1)} / {_bw(p2)} against ≈ 110 % BW; {order}. The simulated foot hardens with load "
-        f"(secant stiffness {pure.get('foot_spring_n_per_m', float('nan')):.0f} N/m at 1 BW; the pure model with "
-        f"that linear spring peaks at {_bw(pure.get('grf_y_first_peak_bw'))} / "
-        f"{_bw(pure.get('grf_y_second_peak_bw'))}). The thesis's real 1C40 has a stiffer forefoot, and the lagging "
-        f"platform compressed it further (§17.3), which gave its steep, impact-like rise to the second peak.")
+        f"**GRF_y peaks.** {_bw(p1)} / {_bw(p2)} against ≈ 110 % BW; {order} (through the VPP: "
+        f"{_bw(m.get('grf_vpp_y_first_peak_bw'))} / {_bw(m.get('grf_vpp_y_second_peak_bw'))}). The order follows "
+        f"the CoP shift of eq. 16.10 ({cop} here): with it the walker brakes longer and has to lift its CoM over the "
+        f"forefoot late in the stance (§17.3), and the second peak is the higher one"
+        + ("" if thesis_cfg else f" (pure model in the thesis's configuration: {_bw(th.get('grf_y_first_peak_bw'))} / "
+           f"{_bw(th.get('grf_y_second_peak_bw'))})") + ". The simulated "
+        f"foot hardens with load (secant {pure.get('foot_spring_n_per_m', float('nan')):.0f} N/m at 1 BW; the pure "
+        f"model with that linear spring peaks at {_bw(pure.get('grf_y_first_peak_bw'))} / "
+        f"{_bw(pure.get('grf_y_second_peak_bw'))}); the thesis's steep, impact-like rise to its second peak came from "
+        f"its real, stiff 1C40 forefoot and the lagging platform (§17.3).")
     notes.append(
         f"**GRF_y basin.** {_bw(m.get('grf_y_basin_bw'))} (pure model {_bw(pure.get('grf_y_basin_bw'))}) against "
-        f"≈ 0 in the thesis. In single support GRF_y = m (g + y''): the basin is the CoM's downward acceleration at "
-        f"mid stance, which these soft legs keep small; the thesis's near-zero basin goes with its stiff real foot "
-        f"and the impact-like second rise.")
+        f"≈ 0 in the thesis. In right single support GRF_y = m (g + y''): the basin is 1 + y''/g at mid stance. "
+        f"These soft legs (k l0 / (m g) = {ratio:.0f}) keep y'' above about -0.65 g: every run of the twin that "
+        f"completes the stride has a basin of 36-52 % BW (initial conditions, CoP shift, stump, foot, friction, "
+        f"leg-speed cap; docs/gait.md). A basin near zero is a CoM in near free fall at mid stance with the foot "
+        f"almost unloaded, which the twin does not reach.")
     fp = m.get("f_perp_max_abs_n")
+    mu = s.sim_plant.foot.friction_coefficient
     notes.append(
-        f"**GRF_x.** max |GRF_x,R| {_bw(m.get('grf_x_max_abs_bw'))} (pure model {_bw(pure.get('grf_x_max_abs_bw'))};"
-        f" human up to 25 % BW). The right GRF is the measured plate force: it includes the friction of the sole "
-        f"that slides when the x command lags (max |F_perp| {_num(fp, '.0f')} N = {_bw(fp / bw if fp is not None else None)}"
-        f"). F_perp does not enter the trunk dynamics (eqs. 16.3/16.4), so the walk is unaffected.")
+        f"**GRF_x.** max |GRF_x,R| through the VPP {_bw(m.get('grf_vpp_x_max_abs_bw'))} (pure model "
+        f"{_bw(pure.get('grf_x_max_abs_bw'))}; human up to 25 % BW): the model's GRF, which eq. 16.4 relates to "
+        f"GRF_y as the thesis says of its GRF_x. The measured plate force reaches "
+        f"{_bw(m.get('grf_x_max_abs_bw'))}: the "
+        f"twin's rigid keel is compressed along the shank axis and rolled about the model's point foot, its sole "
+        f"slides on the plate, and |F_x| sits at mu F_y (mu = {_num(mu, '.2f')}) for most of the stance (max |F_perp| "
+        f"{_num(fp, '.0f')} N = {_bw(fp / bw if fp is not None else None)}). It scales with mu and hardly with the "
+        f"platform lag (docs/gait.md). F_perp does not enter the trunk dynamics (eqs. 16.3/16.4).")
     h1, h2 = m.get("hip_torque_first_half_mean_norm"), m.get("hip_torque_second_half_mean_norm")
     if h1 is not None and h2 is not None:
         nch = m.get("hip_torque_sign_changes")
@@ -353,13 +395,25 @@ def difference_notes(m: dict, s: scn.Scenario) -> list[str]:
         f"controller's share tau_VPP,R = tau_h,R + F_perp l_R (eq. 16.3) spans {_num(m.get('hip_torque_vpp_min_norm'))}"
         f" .. {_num(m.get('hip_torque_vpp_max_norm'))} BW l0: it carries the measured perpendicular force, which the "
         f"point-foot model does not have (ideally F_perp = 0).")
-    cop = "on" if vp.cop_shift else "off"
+    tr, dphi = m.get("xd_trend_m_per_s2"), m.get("trunk_change_rad")
+    if thesis_cfg:
+        same = tr is not None and dphi is not None and tr < 0.0 and dphi < 0.0
+        cause = ("This run is in the thesis's configuration (Table A.7 initial conditions, CoP shift on both legs), "
+                 + ("and its walker does the same" if same else "yet its walker does not do both"))
+    else:
+        cause = (f"The cause is the CoP shift of eq. 16.10 on both feet, {cop} here, which prolongs the braking "
+                 f"(§17.3): the same model with a linear foot and no platform, in the thesis's configuration (Table "
+                 f"A.7 initial conditions, CoP shift), gives {_num(th.get('xd_trend_m_per_s2'), '+.3f')} m/s^2 and "
+                 f"{_num(th.get('trunk_change_rad'), '+.3f')} rad over this run's duration; the scenario gait_vpp_thesis "
+                 f"(or `--set numerical.vpp.cop_shift=true --set numerical.gait.initial_conditions=thesis_a7`) runs "
+                 f"it in the loop. "
+                 f"This scenario starts from initial conditions optimised on its model without the CoP shift, which "
+                 f"carry energy for the stump damper; with the CoP shift the best initial conditions CMA-ES found walk "
+                 f"7 steps (docs/gait.md)")
     notes.append(
-        f"**Speed and trunk.** x' trend {_num(m.get('xd_trend_m_per_s2'), '+.3f')} m/s^2 and trunk change "
-        f"{_num(m.get('trunk_change_rad'), '+.3f')} rad; the thesis's walker slowed down and rotated backwards. It "
-        f"lost energy through the CoP shift of eq. 16.10 on both feet (prolonged braking), the stump damper and its "
-        f"stiff 3-D foot (§17.3). The CoP shift is {cop} here"
-        + (" (with it this model completes no stride, docs/vpp.md)." if not vp.cop_shift else "."))
+        f"**Speed and trunk.** x' trend {_num(tr, '+.3f')} m/s^2 and trunk change "
+        f"{_num(dphi, '+.3f')} rad; the thesis's walker slowed down and rotated backwards. "
+        f"{cause}.")
     return notes
 
 

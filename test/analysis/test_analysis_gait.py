@@ -97,6 +97,27 @@ def test_normalised_forces_and_cop(rec):
     assert m["cop_forward_fraction"] == 1.0
 
 
+def test_grf_through_the_vpp_has_its_own_metrics(rec, tmp_path):
+    """A record with the plate force in grf_x/grf_y and the model's GRF through the VPP in grf_x_vpp/grf_y_vpp
+    (the gait run's prosthetic leg): the grf_vpp_* metrics come from the latter, the grf_* ones are unchanged."""
+    gx, gy = rec.grf_x["R"], rec.grf_y["R"]
+    v = GaitRecord(t=rec.t, com_x=rec.com_x, com_y=rec.com_y, trunk_angle=rec.trunk_angle, grf_x={"R": 2.0 * gx},
+                   grf_y={"R": gy}, grf_x_vpp={"R": 0.5 * gx}, grf_y_vpp={"R": 0.9 * gy}, contact=rec.contact)
+    m = gait_metrics(v, M, L0, G)
+    assert m["grf_x_max_abs_bw"] == pytest.approx(0.4, abs=1e-4)
+    assert m["grf_vpp_x_max_abs_bw"] == pytest.approx(0.1, abs=1e-4)
+    assert m["grf_y_first_peak_bw"] == pytest.approx(1.1, abs=2e-3)
+    assert m["grf_vpp_y_first_peak_bw"] == pytest.approx(0.99, abs=2e-3)
+    assert m["grf_vpp_y_second_peak_bw"] == pytest.approx(1.08, abs=2e-3)
+    assert m["grf_vpp_y_second_peak_t_s"] == m["grf_y_second_peak_t_s"]
+    assert "grf_vpp_x_max_abs_bw" not in gait_metrics(rec, M, L0, G)
+    f = GaitRecord.from_mapping({"t": rec.t, "com_x": rec.com_x, "com_y": rec.com_y, "grf_x_vpp_R": gx,
+                                 "contact_R": rec.contact["R"]})
+    assert np.array_equal(f.grf_x_vpp["R"], gx) and not f.grf_x
+    paths = plot_gait(v, tmp_path, M, L0, G, prefix="v")
+    assert (tmp_path / "v_grf.png") in paths
+
+
 def test_single_stance_record_uses_the_record_length():
     t = np.linspace(0.0, 0.5, 501)
     c = (t >= 0.1) & (t < 0.4)

@@ -44,6 +44,21 @@ def test_graph_reproduces_the_virtual_run(graph_run):
     assert np.array_equal(rec["contact"], v["contact"])
 
 
+def test_thesis_configuration_scenario_through_the_graph_reproduces_the_virtual_run(tmp_path):
+    """gait_vpp_thesis (Table A.7 initial conditions, CoP shift) through the ROS graph in lockstep: the records
+    equal the in-process run to 1e-12, and the walker slows down and leans back (docs/gait.md)."""
+    out = tmp_path / "thesis"
+    p = _run("run", "gait_vpp_thesis", "--out", str(out))
+    assert p.returncode == 0, p.stdout + p.stderr
+    rec, s = gait_record_from_bag(out / "bag")
+    v = run_virtual(s)
+    for key in ("q_cmd", "q_ach", "force", "wrench"):
+        assert float(np.max(np.abs(rec[key] - v[key]))) <= 1e-12, key
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["aborted"] is False
+    assert m["xd_trend_m_per_s2"] < -0.1 and m["trunk_change_rad"] < -0.02
+
+
 def test_graph_run_completes_one_stride_with_thesis_like_numbers(graph_run):
     m = json.loads((graph_run / "metrics.json").read_text())
     assert m["aborted"] is False and m["replay_command_max_dev"] == 0.0

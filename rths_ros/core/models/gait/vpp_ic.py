@@ -178,6 +178,22 @@ def scenario_ic(s) -> dict:
             "phid0_rad_per_s": vp.amp_phid0_rad_per_s}
 
 
+#: The thesis's own configuration of the RTHS walker (ch. 16-17) as scenario overrides: the Table A.7 initial
+#: conditions (optimised on the basic model, §16.2.2) and the heel-to-toe CoP shift of eq. 16.10 on both legs
+#: (§16.1.2, §17.3).  ``rths run gait_vpp --set numerical.vpp.cop_shift=true --set
+#: numerical.gait.initial_conditions=thesis_a7``; its gait and why the scenario does not start so: docs/gait.md.
+THESIS_CONFIGURATION = ("numerical.vpp.cop_shift=true", "numerical.gait.initial_conditions=thesis_a7")
+
+
+def thesis_configuration(s):
+    """Copy of the gait scenario ``s`` in the thesis's configuration (:data:`THESIS_CONFIGURATION`): CoP shift on,
+    Table A.7 initial conditions; everything else (stump, foot, platform) as in ``s``."""
+    num = s.numerical
+    return dataclasses.replace(s, numerical=dataclasses.replace(
+        num, vpp=dataclasses.replace(num.vpp, cop_shift=True),
+        gait=dataclasses.replace(num.gait, initial_conditions="thesis_a7")))
+
+
 def with_ic(p: vpp_params.VppParams, res: OptResult, amputee: bool = False) -> vpp_params.VppParams:
     """Copy of ``p`` with the optimised initial conditions stored (basic or ``amp_*`` fields)."""
     if amputee:

@@ -25,8 +25,9 @@ class VppParams:
     The initial conditions ``y0_m``, ``xd0_m_per_s``, ``phid0_rad_per_s`` are the CMA-ES optimum of
     this implementation on the basic model (see docs/vpp.md); ``amp_*`` are the 3-stride optimum on the
     modified model with a simulated foot spring (:func:`uniform_leg_split`), no CoP shift (27 steps
-    before a fall; with the CoP shift no initial condition completes a stride, see docs/vpp.md).  A gait
-    scenario stores the ``amp_*`` optimum of its own modified model (docs/gait.md).
+    before a fall; with the CoP shift that model completes no stride, and a gait scenario's stiffer model walks
+    one stride and falls within 5-7 steps, see docs/vpp.md and docs/gait.md).  A gait scenario stores the
+    ``amp_*`` optimum of its own modified model (docs/gait.md).
     """
 
     m_vpp_kg: float = param(30.0, "kg", 1e-3, 1e4, "trunk (total) mass m_VPP")
