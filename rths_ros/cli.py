@@ -14,8 +14,11 @@
                                                      seed 001's stability maps: Pade delay map, Routh-Hurwitz P-loop
     rths interface-estimation [--q-force Q] [--duration S] [--seed N] [--out DIR] [--json]
                                                      seed 001 §3.2: Kalman / inverse dynamics / projected forces
+    rths aff-learning [--dt S,S,...] [--mu-id-rls M,M,...] [--out DIR]
+                                                     seed 001 §5.4.4's LMS vs RLS learning over sample times
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
+    rths bench fe [--set runs=R steps=S ...]         per-step cost of the FE virtual parts (docs/fe_virtual_parts.md)
     rths stress [SCENARIO] --runs N [--out DIR]      N lockstep runs in a row: hangs, failures, differences
     rths params [--markdown]                         every scenario parameter with type, unit, range
     rths identify SCENARIO [--twin | --link [HOST:PORT]] [--out legs.yaml] [--band-s S] [--spacing-hz HZ]
@@ -40,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from rths_ros import rig_cli
+from rths_ros import rig_cli, tools_cli
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -285,57 +288,13 @@ def cmd_reference(a) -> int:
     return 0
 
 
-def _floats(text: str, key: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise ParameterError(f"{key}: {text!r} is not a comma-separated list of numbers") from None
-
-
-def cmd_stability(a) -> int:
-    from rths_ros.analysis.stability_maps import format_summary, stability_summary, write_stability
-    from rths_ros.core.methods.delay_stability import DelayCase, PLoopCase
-    try:
-        case = DelayCase(a.phi, a.kappa, a.zeta_vir, a.zeta_exp, a.coupling)
-        pcase = PLoopCase(kappa_exp=a.kappa_exp, kappa_act=a.kappa_act, phi_act=a.phi_act, zeta_vir=a.p_zeta_vir,
-                          zeta_act=a.zeta_act)
-    except ValueError as exc:
-        raise ParameterError(str(exc)) from None
-    zetas = _floats(a.zetas, "--zetas")
-    if not zetas or min(zetas) < 0.0:
-        raise ParameterError(f"--zetas: {a.zetas!r} must list damping ratios >= 0")
-    summary = stability_summary(case, pcase)
-    out = Path(a.out) if a.out else _default_out("stability")
-    if not a.json:
-        print(format_summary(summary))
-        if not a.no_plots:
-            print(f"  drawing the maps ({a.grid} x {a.grid} points per damping level) ...", flush=True)
-    paths = write_stability(summary, out, zetas, case, pcase, plots=not a.no_plots, grid=a.grid)
-    if a.json:
-        print(paths["json"].read_text(), end="")
-    else:
-        print(f"  -> {', '.join(str(p) for p in paths.values())}")
-    return 0
-
-
-def cmd_interface_estimation(a) -> int:
-    from rths_ros.analysis.interface_estimation_report import run_report
-    from rths_ros.core.sysid.ts_experiment import TSExperiment
-    for key, v in (("--q-force", a.q_force), ("--duration", a.duration)):
-        if not (v > 0.0 and v < float("inf")):
-            raise ParameterError(f"{key}: {v!r} must be finite and > 0")
-    if a.duration < 0.2:
-        raise ParameterError(f"--duration: {a.duration!r} s; at least 0.2 s (errors are taken after 0.1 s)")
-    p = TSExperiment(q_force=a.q_force, duration_s=a.duration, seed=a.seed)
-    out = Path(a.out) if a.out else _default_out("interface-estimation")
-    print(run_report(p, out, a.json))
-    return 0
-
-
 def cmd_bench(a) -> int:
     from rths_ros import bench
     if a.what == "summary":            # every target of what users wait for (rths_ros/bench/summary.py)
         return bench.cmd_summary(a)
+    if a.what == "fe":                 # large FE virtual parts, seed 001 §2.4.5 (rths_ros/bench/fe.py)
+        from rths_ros.bench.fe import cmd_fe
+        return cmd_fe(a)
     out = Path(a.out) if a.out else _default_out("bench")
     facts = bench.machine_facts()
     print(f"rths bench {a.what} on {facts['cores']} cores, kernel {facts['kernel']}, Python {facts['python']}")
@@ -472,7 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     co.set_defaults(func=cmd_compare)
     b = sub.add_parser("bench", help="measure what users wait for (default: the summary of every target), the "
                        "loop and the per-step cost of the core objects")
-    b.add_argument("what", nargs="?", default="summary", choices=("summary", "core", "loop", "all", "safety", "launch"),
+    b.add_argument("what", nargs="?", default="summary", choices=("summary", "core", "loop", "all", "safety", "launch", "fe"),
                    help="summary (default): every target in one run; or one of the detailed benches")
     b.add_argument("scenario", nargs="?", default="contact_1d",
                    help="scenario name (default contact_1d); with `launch`, `all` runs every scenario")
@@ -502,33 +461,7 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--out", help="directory for reference.json/.csv/.png (default runs/reference-NAME-TIME)")
     rf.add_argument("--json", action="store_true", help="print reference.json instead of the summary")
     rf.set_defaults(func=cmd_reference)
-    st = sub.add_parser("stability", help="stability of feedback coupling with delay (Pade map over mass and "
-                        "stiffness ratio) and with a P-controlled actuator (Routh-Hurwitz); docs/stability.md")
-    st.add_argument("--coupling", choices=("displacement", "force"), default="displacement")
-    st.add_argument("--phi", type=float, default=1.5, help="mass ratio m_VIR/m_EXP of the printed case (1.5)")
-    st.add_argument("--kappa", type=float, default=1.0, help="stiffness ratio k_VIR/k_EXP of the printed case (1)")
-    st.add_argument("--zeta-vir", type=float, default=0.1, help="virtual damping ratio of the printed case (0.1)")
-    st.add_argument("--zeta-exp", type=float, default=0.1, help="experimental damping ratio of the printed case")
-    st.add_argument("--zetas", default="0,0.01,0.05,0.1", help="damping levels of the map panels")
-    st.add_argument("--kappa-exp", type=float, default=2.0, help="P-loop: k_EXP/k_VIR (2)")
-    st.add_argument("--kappa-act", type=float, default=0.1, help="P-loop: k_ACT/k_VIR (0.1)")
-    st.add_argument("--phi-act", type=float, default=0.1, help="P-loop: m_ACT/m_VIR (0.1)")
-    st.add_argument("--p-zeta-vir", type=float, default=2e-3, help="P-loop: virtual damping ratio (0.002)")
-    st.add_argument("--zeta-act", type=float, default=0.1, help="P-loop: actuator damping ratio (0.1)")
-    st.add_argument("--grid", type=int, default=121, help="points per axis of the delay map")
-    st.add_argument("--no-plots", action="store_true", help="numbers only")
-    st.add_argument("--out", help="directory for stability.json and the plots (default runs/stability-TIME)")
-    st.add_argument("--json", action="store_true", help="print stability.json instead of the summary")
-    st.set_defaults(func=cmd_stability)
-    ie = sub.add_parser("interface-estimation", help="seed 001 §3.2: interface force and state through a "
-                        "transmission simulator, augmented-state Kalman filter against inverse dynamics and projection")
-    ie.add_argument("--q-force", type=float, default=1e4, help="Kalman: spectral density of the interface forces' "
-                    "random walk, N^2/s (default 1e4)")
-    ie.add_argument("--duration", type=float, default=1.0, help="simulated seconds (default 1)")
-    ie.add_argument("--seed", type=int, default=1, help="seed of the sensor noise")
-    ie.add_argument("--out", help="directory for interface_estimation.json/.png (default runs/interface-estimation-TIME)")
-    ie.add_argument("--json", action="store_true")
-    ie.set_defaults(func=cmd_interface_estimation)
+    tools_cli.add_parsers(sub)
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
