@@ -1,4 +1,4 @@
-"""``rths stability``, ``rths interface-estimation`` and ``rths aff-learning``: the analysis tools of seed 001
+"""``rths stability``, ``rths interface-estimation``, ``rths aff-learning`` and ``rths fxlms-transient``: the analysis tools of seed 001
 (Bartl's thesis) that need no scenario: the stability maps of feedback coupling (docs/stability.md), interface
 estimation through a transmission simulator (docs/interface_estimation.md) and the learning study of the
 harmonic AFF over sample times (docs/harmonic_aff.md)."""
@@ -78,6 +78,26 @@ def cmd_aff_learning(a) -> int:
     return 0
 
 
+def cmd_fxlms_transient(a) -> int:
+    from rths_ros.analysis.fxlms_study import run_study
+    from rths_ros.core.methods.fxlms_transient import FxlmsCase
+    lengths = tuple(int(x) for x in _floats(a.n_theta, "--n-theta"))
+    if not lengths or min(lengths) < 1 or max(lengths) > 20000:
+        raise ParameterError(f"--n-theta: {a.n_theta!r}; expected filter lengths in [1, 20000]")
+    try:
+        base = FxlmsCase(mu=a.mu, periods=a.periods, seed=a.seed)
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    if not 10.0 <= a.periods <= 1e5:
+        raise ParameterError(f"--periods: {a.periods!r}; expected [10, 100000]")
+    out = _out(a, "fxlms-transient")
+    print(f"rths fxlms-transient: {len(lengths) + 1} runs of {a.periods:g} periods (seed 001 §5.5.2) ...", flush=True)
+    table, _ = run_study(base, lengths, out, progress=lambda m: print("  " + m, flush=True))
+    print(table)
+    print(f"  -> {out / 'fxlms_transient.json'}, fxlms_transient.png")
+    return 0
+
+
 def add_parsers(sub) -> None:
     """The three subcommands, on the ``rths`` parser's ``sub``."""
     st = sub.add_parser("stability", help="stability of feedback coupling with delay (Pade map over mass and "
@@ -113,3 +133,11 @@ def add_parsers(sub) -> None:
     al.add_argument("--mu-id-rls", default="0.99,0.999", help="RLS identification forgetting factors")
     al.add_argument("--out", help="directory for aff_learning.json/.md (default runs/aff-learning-TIME)")
     al.set_defaults(func=cmd_aff_learning)
+    fx = sub.add_parser("fxlms-transient", help="seed 001 §5.5.2: FIR filtered-x LMS coupling under random "
+                        "excitation for several filter lengths (docs/harmonic_aff.md)")
+    fx.add_argument("--n-theta", default="10,100,1000", help="filter lengths (default 10,100,1000)")
+    fx.add_argument("--mu", type=float, default=0.01, help="normalised LMS gain (default 0.01)")
+    fx.add_argument("--periods", type=float, default=600.0, help="run length in periods T_0 (default 600)")
+    fx.add_argument("--seed", type=int, default=1, help="seed of the random force")
+    fx.add_argument("--out", help="directory for fxlms_transient.json/.png (default runs/fxlms-transient-TIME)")
+    fx.set_defaults(func=cmd_fxlms_transient)

@@ -61,3 +61,15 @@ def test_cli_writes_the_table(tmp_path, capsys):
     rows = json.loads((tmp_path / "aff_learning.json").read_text())
     assert len(rows) == 8 and sum(r["diverged"] for r in rows) == 2
     assert cli.main(["aff-learning", "--dt", "1", "--out", str(tmp_path / "x")]) == 2
+
+
+def test_fxlms_transient_cli_writes_table_and_plot(tmp_path, capsys):
+    """`rths fxlms-transient` (seed 001 §5.5.2): a short run with two lengths; bad lengths exit 2 naming the flag."""
+    assert cli.main(["fxlms-transient", "--n-theta", "10,100", "--periods", "100", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "| N_theta = 10 |" in out and "| no feedforward |" in out
+    doc = json.loads((tmp_path / "fxlms_transient.json").read_text())
+    assert set(doc["results"]) == {"no feedforward", "N_theta = 10", "N_theta = 100"}
+    assert (tmp_path / "fxlms_transient.png").stat().st_size > 10_000
+    assert cli.main(["fxlms-transient", "--n-theta", "0", "--out", str(tmp_path / "x")]) == 2
+    assert "--n-theta" in capsys.readouterr().err
