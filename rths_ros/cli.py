@@ -16,6 +16,8 @@
                                                      seed 001 §3.2: Kalman / inverse dynamics / projected forces
     rths aff-learning [--dt S,S,...] [--mu-id-rls M,M,...] [--out DIR]
                                                      seed 001 §5.4.4's LMS vs RLS learning over sample times
+    rths fxlms-transient [--n-theta N,N,...]         seed 001 §5.5.2: FIR filtered-x LMS under random excitation
+    rths bartl cubic-spring|beams [--out DIR]        seed 001 ch. 6: the cubic-spring rig and the coupled beams
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths bench fe [--set runs=R steps=S ...]         per-step cost of the FE virtual parts (docs/fe_virtual_parts.md)
@@ -43,7 +45,7 @@ import sys
 import time
 from pathlib import Path
 
-from rths_ros import rig_cli, tools_cli
+from rths_ros import bartl_cli, rig_cli, tools_cli
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -462,6 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--json", action="store_true", help="print reference.json instead of the summary")
     rf.set_defaults(func=cmd_reference)
     tools_cli.add_parsers(sub)
+    bartl_cli.add_parsers(sub)
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
