@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rths_ros.core.models import building, contact1d, gait, oscillator
+from rths_ros.core.models import building, contact1d, fe_beam, gait, oscillator
 from rths_ros.core.models.base import NumericalModel
 
 __all__ = ["ModelEntry", "MODELS", "FAMILIES", "entry", "family_of", "require_family"]
@@ -61,6 +61,9 @@ MODELS: dict[str, ModelEntry] = {
     "oscillator_1d": ModelEntry("interface_1d", oscillator.build, "linear single-DoF oscillator with a harmonic "
                                 "drive (numerical.oscillator_1d; the worked example of docs/architecture.md)",
                                 section="oscillator_1d", params=oscillator.OscillatorParams),
+    "fe_beam_1d": ModelEntry("interface_1d", fe_beam.build, "finite-element cantilever with a tip mass, Craig-Bampton "
+                             "reduced, Newmark or HHT-alpha (numerical.fe_beam_1d; seed 001 §2.2-2.3)",
+                             section="fe_beam_1d", params=fe_beam.FeBeamParams),
 }
 
 

@@ -52,7 +52,9 @@ def free_modes(M, K, n_modes: int, shift: float = -1.0, rigid_tol: float = 1e-9)
         w, V = sla.eigh(_dense(K), _dense(M))
         w, V = w[:n_modes], V[:, :n_modes]
     else:
-        w, V = spla.eigsh(sp.csc_matrix(K), k=n_modes, M=sp.csc_matrix(M), sigma=shift, which="LM")
+        # a fixed start vector: the same modes in every process (ARPACK's default start is random)
+        w, V = spla.eigsh(sp.csc_matrix(K), k=n_modes, M=sp.csc_matrix(M), sigma=shift, which="LM",
+                          v0=np.ones(n))
     order = np.argsort(w)
     w, V = w[order], V[:, order]
     rigid = w < rigid_tol * max(float(np.abs(w).max()), 1e-300)
@@ -61,6 +63,10 @@ def free_modes(M, K, n_modes: int, shift: float = -1.0, rigid_tol: float = 1e-9)
         Phi[:, rigid] = m_orthonormalise(Phi[:, rigid], M)
     norms = np.sqrt(np.einsum("ij,ij->j", Phi, M @ Phi))
     Phi /= norms
+    # each mode's sign fixed (its largest entry positive), so a reduced model is the same bit for bit wherever it
+    # is built (the ROS nodes and the in-process run build their own)
+    big = np.argmax(np.abs(Phi), axis=0)
+    Phi *= np.where(Phi[big, np.arange(Phi.shape[1])] < 0.0, -1.0, 1.0)
     omega = np.where(rigid, 0.0, np.sqrt(np.clip(w, 0.0, None)))
     return omega, Phi
 
