@@ -18,6 +18,7 @@
                                                      seed 001 §5.4.4's LMS vs RLS learning over sample times
     rths fxlms-transient [--n-theta N,N,...]         seed 001 §5.5.2: FIR filtered-x LMS under random excitation
     rths bartl cubic-spring|beams [--out DIR]        seed 001 ch. 6: the cubic-spring rig and the coupled beams
+    rths dubois qualify|test [--quick] [--out DIR]   seed 004: the damper rig's qualification and substructuring tests
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths bench fe [--set runs=R steps=S ...]         per-step cost of the FE virtual parts (docs/fe_virtual_parts.md)
@@ -45,7 +46,7 @@ import sys
 import time
 from pathlib import Path
 
-from rths_ros import bartl_cli, rig_cli, tools_cli
+from rths_ros import bartl_cli, dubois_cli, rig_cli, tools_cli
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -465,6 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     rf.set_defaults(func=cmd_reference)
     tools_cli.add_parsers(sub)
     bartl_cli.add_parsers(sub)
+    dubois_cli.add_parsers(sub)
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
