@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rths_ros.core.models.fe.matrices import beam_element
 from rths_ros.core.sysid.interface_estimation import (
     AugmentedKalman,
     TransmissionSimulator,
@@ -90,12 +91,7 @@ def frame_beam(p: TSExperiment) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ke[np.ix_(ax, ax)] = ea / le * np.array([[1.0, -1.0], [-1.0, 1.0]])
     me[np.ix_(ax, ax)] = rho_a * le / 6.0 * np.array([[2.0, 1.0], [1.0, 2.0]])
     bd = np.array([1, 2, 4, 5])
-    L = le
-    ke[np.ix_(bd, bd)] = ei / L ** 3 * np.array([[12, 6 * L, -12, 6 * L], [6 * L, 4 * L * L, -6 * L, 2 * L * L],
-                                                  [-12, -6 * L, 12, -6 * L], [6 * L, 2 * L * L, -6 * L, 4 * L * L]])
-    me[np.ix_(bd, bd)] = rho_a * L / 420.0 * np.array([[156, 22 * L, 54, -13 * L], [22 * L, 4 * L * L, 13 * L, -3 * L * L],
-                                                        [54, 13 * L, 156, -22 * L],
-                                                        [-13 * L, -3 * L * L, -22 * L, 4 * L * L]])
+    ke[np.ix_(bd, bd)], me[np.ix_(bd, bd)] = beam_element(ei, rho_a, le)
     ndof = 3 * (n_el + 1)
     K = np.zeros((ndof, ndof))
     M = np.zeros((ndof, ndof))

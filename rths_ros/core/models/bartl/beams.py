@@ -42,7 +42,7 @@ from scipy.linalg import expm
 from rths_ros.core.learning.aff.harmonic import HarmonicAff, aff_step_kernel
 from rths_ros.core.learning.aff.harmonic_params import HarmonicAffParams
 from rths_ros.core.models.fe.integrators import NewmarkStepper
-from rths_ros.core.models.fe.matrices import FEModel, rayleigh, selection_matrix
+from rths_ros.core.models.fe.matrices import FEModel, beam_element, rayleigh, selection_matrix
 from rths_ros.core.models.fe.reduction import craig_bampton
 from rths_ros.params import param
 
@@ -87,10 +87,7 @@ def stepped_beam(segments, p: BeamRigParams, clamp: str) -> tuple[sp.csc_matrix,
         le = length / n_el
         ei = p.youngs_pa * p.width_m * h ** 3 / 12.0
         ra = p.density_kg_m3 * p.width_m * h
-        ke = ei / le ** 3 * np.array([[12, 6 * le, -12, 6 * le], [6 * le, 4 * le ** 2, -6 * le, 2 * le ** 2],
-                                      [-12, -6 * le, 12, -6 * le], [6 * le, 2 * le ** 2, -6 * le, 4 * le ** 2]])
-        me = ra * le / 420.0 * np.array([[156, 22 * le, 54, -13 * le], [22 * le, 4 * le ** 2, 13 * le, -3 * le ** 2],
-                                         [54, 13 * le, 156, -22 * le], [-13 * le, -3 * le ** 2, -22 * le, 4 * le ** 2]])
+        ke, me = beam_element(ei, ra, le)
         for _ in range(n_el):
             idx = np.arange(2 * e, 2 * e + 4)
             rows.append(np.repeat(idx, 4))

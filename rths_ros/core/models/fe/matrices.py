@@ -27,7 +27,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-__all__ = ["FEModel", "PlateParams", "BeamParams", "aluminium_plate", "cantilever_beam", "rayleigh", "load_npz",
+__all__ = ["FEModel", "PlateParams", "BeamParams", "aluminium_plate", "cantilever_beam", "beam_element", "rayleigh", "load_npz",
            "load_mtx", "save_npz", "selection_matrix", "beam_frequencies_hz", "plate_rigid_body_modes"]
 
 
@@ -77,6 +77,20 @@ def selection_matrix(dofs, n: int) -> sp.csr_matrix:
 
 
 # --------------------------------------------------------------------------------------------------- beam
+def beam_element(ei: float, rho_a: float, le: float) -> tuple[np.ndarray, np.ndarray]:
+    """Stiffness and consistent mass (4 x 4) of an Euler-Bernoulli element of length ``le``, bending stiffness
+    ``ei`` and mass per length ``rho_a``; DoFs ``[w_1, theta_1, w_2, theta_2]`` (Hermite cubics)."""
+    ke = ei / le ** 3 * np.array([[12, 6 * le, -12, 6 * le],
+                                  [6 * le, 4 * le ** 2, -6 * le, 2 * le ** 2],
+                                  [-12, -6 * le, 12, -6 * le],
+                                  [6 * le, 2 * le ** 2, -6 * le, 4 * le ** 2]])
+    me = rho_a * le / 420.0 * np.array([[156, 22 * le, 54, -13 * le],
+                                        [22 * le, 4 * le ** 2, 13 * le, -3 * le ** 2],
+                                        [54, 13 * le, 156, -22 * le],
+                                        [-13 * le, -3 * le ** 2, -22 * le, 4 * le ** 2]])
+    return ke, me
+
+
 @dataclass(frozen=True)
 class BeamParams:
     """Steel cantilever of seed 001 Table B.2 (E, length, width, height); density 7850 kg/m^3 (§6.1 material)."""
@@ -98,14 +112,7 @@ def cantilever_beam(p: BeamParams = BeamParams(), io_nodes=None) -> FEModel:
     le = p.length_m / n_el
     area = p.width_m * p.height_m
     ei = p.youngs_pa * p.width_m * p.height_m ** 3 / 12.0
-    ke = ei / le ** 3 * np.array([[12, 6 * le, -12, 6 * le],
-                                  [6 * le, 4 * le ** 2, -6 * le, 2 * le ** 2],
-                                  [-12, -6 * le, 12, -6 * le],
-                                  [6 * le, 2 * le ** 2, -6 * le, 4 * le ** 2]])
-    me = p.density_kg_m3 * area * le / 420.0 * np.array([[156, 22 * le, 54, -13 * le],
-                                                         [22 * le, 4 * le ** 2, 13 * le, -3 * le ** 2],
-                                                         [54, 13 * le, 156, -22 * le],
-                                                         [-13 * le, -3 * le ** 2, -22 * le, 4 * le ** 2]])
+    ke, me = beam_element(ei, p.density_kg_m3 * area, le)
     n_all = 2 * (n_el + 1)
     rows, cols, kv, mv = [], [], [], []
     for e in range(n_el):
