@@ -46,7 +46,7 @@ from rths_ros.core.models.fe.matrices import FEModel, beam_element, rayleigh, se
 from rths_ros.core.models.fe.reduction import craig_bampton
 from rths_ros.params import param
 
-__all__ = ["BeamRigParams", "BeamRig", "stepped_beam", "build_rig", "simulate_beams", "square_wave",
+__all__ = ["BeamRigParams", "BeamRig", "stepped_beam", "build_rig", "simulate_beams",
            "reference_receptance"]
 
 
@@ -209,11 +209,6 @@ def build_rig(p: BeamRigParams = BeamRigParams()) -> BeamRig:
     d_lam = T.T @ fa_u - Mp @ sel_a @ acc_u
     av, bv, c_v = _newmark_map(vir, p.dt_s)
     return BeamRig(p, vir, exp, T, ad, bd, c_y, c_lam, d_lam, av, bv, c_v)
-
-
-def square_wave(t: float, f_hz: float) -> float:
-    """+1 / -1 square wave in phase with cos(2 pi f t)."""
-    return 1.0 if math.cos(2.0 * math.pi * f_hz * t) >= 0.0 else -1.0
 
 
 @numba.njit(cache=True, nogil=True)
