@@ -125,23 +125,51 @@ def _building_seed(s: Scenario, trial: int) -> int:
     return int(s.numerical.building.noise_seed) + int(trial)
 
 
+# --- the linear-motor rig (seed 001 §6.2) ---------------------------------------------------------------------------
+def _actuator_path(s: Scenario) -> PlatformPath:
+    from rths_ros.core.platform.linear_actuator import LinearActuatorPath
+    return LinearActuatorPath(s.safety.interface_limit_m)
+
+
+def _actuator_force(s: Scenario) -> ScalarForcePath:
+    from rths_ros.core.platform.linear_actuator import DirectForce
+    return ScalarForcePath(DirectForce())
+
+
+def _cubic_spring_plant(s: Scenario):
+    """The linear motor with the cubic spring (rths_ros.core.models.bartl.rths.CubicSpringTwin)."""
+    from rths_ros.core.models.bartl.rths import CubicSpringTwin
+    return CubicSpringTwin(s.numerical.cubic_spring)
+
+
+def _cubic_spring_seed(s: Scenario, trial: int) -> int:
+    """The rig's own numerical.cubic_spring.seed + trial (trial 0 draws the noise of the in-process rig study)."""
+    return int(s.numerical.cubic_spring.seed) + int(trial)
+
+
 @dataclass(frozen=True)
 class FamilyParts:
     """What serves a model family: the stewart_platform node's path, the ft_sensor node's path, the simulated
-    plant and its noise seed per trial."""
+    plant and its noise seed per trial; ``wrench_axes``: the wrench component of each interface force entry (None:
+    the axes of ``platform.interface.dofs``); ``legs``: the plant has Stewart legs (a JointState of six legs)."""
 
     platform: Callable[[Scenario], PlatformPath]
     force: Callable[[Scenario], ForcePath]
     plant: Callable[[Scenario], Any]
     seed: Callable[[Scenario, int], int]
+    wrench_axes: tuple[int, ...] | None = None
+    legs: bool = True
 
 
 FAMILY_PARTS: dict[str, FamilyParts] = {
     "interface_1d": FamilyParts(_interface_path, lambda s: ScalarForcePath(build_force_processor(s)),
                                 _stewart_twin, _stewart_seed),
     "gait": FamilyParts(build_gait_platform, _gait_force, lambda s: _stewart_twin(s, gait_start_lengths(s)),
-                        _stewart_seed),
-    "building": FamilyParts(_building_platform, _building_force, _building_plant, _building_seed),
+                        _stewart_seed, wrench_axes=(0, 1, 5)),
+    "building": FamilyParts(_building_platform, _building_force, _building_plant, _building_seed, wrench_axes=(0,),
+                            legs=False),
+    "linear_motor": FamilyParts(_actuator_path, _actuator_force, _cubic_spring_plant, _cubic_spring_seed,
+                                wrench_axes=(0,), legs=False),
 }
 
 
@@ -153,6 +181,7 @@ INTERFACE_WIDTHS: dict[str, tuple[int, int, int, int]] = {
     "interface_1d": (1, 1, 1, 1),
     "gait": (3, 3, 3, 3),
     "building": (3, 1, 1, 1),
+    "linear_motor": (1, 1, 1, 1),
 }
 
 

@@ -129,7 +129,7 @@ class _NumericalSections:
 
     @property
     def family(self) -> str:
-        """The model's family (rths_ros.core.models.registry): interface_1d, gait or building."""
+        """The model's family (rths_ros.core.models.registry): interface_1d, gait, building or linear_motor."""
         return family_of(self.model)
 
     def validate(self) -> None:
@@ -210,6 +210,8 @@ class Scenario:
         if self.numerical.family == "building":
             self._validate_building()
             return
+        if self.numerical.family == "linear_motor":
+            self._validate_linear_motor()
         for key, value in (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
                            ("passivity.dt_s", self.passivity.dt_s),
                            ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s)):
@@ -238,6 +240,23 @@ class Scenario:
         if wanted and wanted in (self.standard_interfaces.wrench_topic, self.standard_interfaces.joint_state_topic):
             raise ParameterError(f"standard_interfaces.wrench_input_topic: {wanted!r} is one of the node's own "
                                  "output topics; expected the sensor driver's topic")
+
+    def _validate_linear_motor(self) -> None:
+        """The linear-motor rig: simulated plant, the passivity controller but no leg-space learners, one sample
+        time."""
+        model = self.numerical.model
+        if self.plant != "sim":
+            raise ParameterError(f"plant: {self.plant!r} is not allowed with numerical.model = {model!r}; expected "
+                                 "'sim' (the linear motor has no hardware driver)")
+        for sec in ("ilc", "aff"):
+            if getattr(self, sec).enabled:
+                raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = {model!r} (the "
+                                     "learners add leg-space feedforward of the Stewart platform; the cubic-spring "
+                                     "rig's harmonic AFF runs in process: rths bartl cubic-spring)")
+        p = getattr(self.numerical, model)
+        if abs(p.dt_s - self.loop.dt_s) > 1e-15:
+            raise ParameterError(f"numerical.{model}.dt_s: {p.dt_s!r} differs from loop.dt_s = {self.loop.dt_s!r}; "
+                                 "they must be equal (the rig's sample is the synchronisation step)")
 
     def _validate_building(self) -> None:
         """The servo-hydraulic benchmark: simulated plant, no contact-test controllers, one sample time."""

@@ -13,7 +13,7 @@ import numpy as np
 from rths_ros.app import factory
 from rths_ros.app.scenario import Scenario
 from rths_ros.core.plant.base import PlantFault
-from rths_ros.core.platform.commander import LimitViolation
+from rths_ros.core.platform.commander import CommandRejected, LimitViolation
 from rths_ros.core.platform.safety import non_finite
 
 RECORD_KEYS = ("k", "t", "z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas", "contact", "f_d")
@@ -82,14 +82,15 @@ class VirtualRun:
         self.plant = factory.build_plant(s)
         self.n_steps = s.steps
         self.trial_len = s.steps + 1
+        # the 1-D loop serves every rig with one interface DoF: the Stewart platform's and the linear motor's
         self._trial_of_family = {"interface_1d": self._trial, "gait": self._trial_gait,
-                                 "building": self._trial_building}[self.family]
+                                 "building": self._trial_building, "linear_motor": self._trial}[self.family]
         self._empty_record = {"interface_1d": empty_record, "gait": empty_gait_record,
-                              "building": _empty_building_record}[self.family]
-        if self.family != "interface_1d":   # the controllers act on the 1-D interface only (scenario checks)
+                              "building": _empty_building_record, "linear_motor": empty_record}[self.family]
+        if self._trial_of_family != self._trial:   # the controllers act on a 1-D interface only (scenario checks)
             self.npc = self.aff = self.ilc = self.blend = None
             return
-        self.imap, self.commander = self.platform.map, self.platform.commander
+        self.commander = self.platform.commander     # None where the leg-space learners do not apply
         self.scalar_force = self.force.processor
         self.npc = factory.build_passivity(s) if s.passivity.enabled else None
         self.aff = factory.build_aff(s) if s.aff.enabled else None
@@ -135,7 +136,8 @@ class VirtualRun:
                 return True     # the objects' loop in one compiled kernel (same numbers); else step the objects
         out = self.plant.reset(factory.plant_seed(s, j))
         self.numerical.reset()
-        self.commander.reset()
+        path = self.platform
+        path.reset()
         self.scalar_force.reset()
         npc, ilc, aff = self.npc, self.ilc, self.aff
         aff_sup = aff is not None and getattr(aff, "supervised", False)
@@ -149,7 +151,7 @@ class VirtualRun:
         f_ilc = ilc.feedforward() if ilc is not None else None
         f_prev = zd_prev = zda_prev = f_d = 0.0
         z, zd = 0.0, 0.0
-        b_cmd = np.array(self.imap.kinematics.home_lengths, dtype=float)
+        b_cmd = np.array(path.start_lengths, dtype=float)
         ff = np.zeros(6)
         ff_pos = np.zeros(6)
         q = np.zeros(1)
@@ -167,7 +169,7 @@ class VirtualRun:
                 rec["_abort_row"] = k - 1
                 return False
             f_gated, f_meas, contact = self.scalar_force.process(wrench)
-            q_ach, qd_ach = self.imap.achieved(out.lengths, out.velocities)
+            q_ach, qd_ach = path.achieved(out.lengths, out.velocities)
             if npc is not None and k > 0:   # F_d(t_k) from step k-1 and zdot(t_k) (passivity_controller)
                 f_d = npc.update(f_prev, zd_prev, zda_prev, f_prev + f_d, zd)
             f_int = f_gated + f_d
@@ -205,7 +207,7 @@ class VirtualRun:
             z, zd = float(num_q[0]), float(num_qd[0])
             q[0], qd[0] = z, zd
             try:
-                cmd = self.commander.command(q, qd)
+                cmd = path.command(q, qd)
                 if aff is not None:      # the platform's half: u_{k+1} = Theta . [b_{k+1}, b_k, ...] (FIR)
                     #                          or W(t_{k+1}) theta_k (harmonic)
                     factory.apply_position_feedforward(self.commander, cmd, aff.feedforward(cmd.length,
@@ -214,7 +216,7 @@ class VirtualRun:
                     ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
                 if (aff is not None or ilc is not None) and self.commander.params.enforce_limits:
                     self.commander.check_command(cmd)   # the command as sent, after every feedforward
-            except LimitViolation as exc:  # the node aborts the run here; so does the virtual run
+            except CommandRejected as exc:  # the node aborts the run here; so does the virtual run
                 rec["aborted"] = True
                 rec["abort_reason"] = f"step {row + 1}: {exc}"
                 rec["_abort_row"] = k

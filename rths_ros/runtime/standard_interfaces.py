@@ -6,10 +6,12 @@ Scenario section ``standard_interfaces``:
   force, the value the numerical substructure receives, as ``geometry_msgs/WrenchStamped`` in the frame
   ``frame_id``: each entry of the interface force goes to the wrench component of its interface coordinate
   (``platform.interface.dofs``: x, y, z -> force, rx, ry, rz -> torque; the gait test's sagittal load
-  ``[F_par, F_perp, M]`` -> force x (along the shank), force y (across it) and torque z).
+  ``[F_par, F_perp, M]`` -> force x (along the shank), force y (across it) and torque z; a single actuator's
+  force -> force x).
 * ``joint_state_topic`` (default /rths/leg_joint_states): the plant publishes the measured legs as
   ``sensor_msgs/JointState`` with the joints ``leg_1`` .. ``leg_6`` (position = length [m], velocity [m/s],
-  effort = the drive current [A]; not for the building benchmark, whose plant is one actuator).
+  effort = the drive current [A]; not for the building benchmark and the linear motor, whose plants are one
+  actuator).
 * ``wrench_input_topic`` (default empty): a ``geometry_msgs/WrenchStamped`` topic of any force/torque sensor
   driver (ATI, Bota, Robotiq, OnRobot ... all publish one); the ft_sensor node then takes its raw input from
   there instead of the plant's /rths/raw_wrench (realtime mode: the sensor streams on its own clock, the node
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from rths_ros.app.factory import FAMILY_PARTS
 from rths_ros.app.interfaces import AXIS_INDEX, LEG_NAMES
 
 
@@ -40,11 +43,8 @@ def driver_qos(depth: int) -> QoSProfile:
 
 def wrench_axes(scenario) -> tuple[int, ...]:
     """Wrench component of each entry of the scenario's interface force (see the module doc)."""
-    if scenario.numerical.family == "gait":
-        return (0, 1, 5)
-    if scenario.numerical.family == "building":
-        return (0,)
-    return tuple(AXIS_INDEX[d] for d in scenario.platform.interface.dofs)
+    axes = FAMILY_PARTS[scenario.numerical.family].wrench_axes
+    return axes if axes is not None else tuple(AXIS_INDEX[d] for d in scenario.platform.interface.dofs)
 
 
 class WrenchOut:
@@ -102,7 +102,7 @@ def wrench_out(node, scenario) -> WrenchOut | None:
 
 def joint_state_out(node, scenario) -> JointStateOut | None:
     """The leg JointState publisher of the scenario, or None when ``joint_state_topic`` is '' or the plant has no
-    legs (the building benchmark's actuator)."""
-    if not scenario.standard_interfaces.joint_state_topic or scenario.numerical.family == "building":
+    legs (the building benchmark's actuator, the linear motor)."""
+    if not scenario.standard_interfaces.joint_state_topic or not FAMILY_PARTS[scenario.numerical.family].legs:
         return None
     return JointStateOut(node, scenario)

@@ -2,8 +2,9 @@
 
 A model belongs to a *family* that says how the rest of the loop serves it: ``interface_1d`` (one interface
 DoF z on the Stewart platform, force along it, the contact test's plant and metrics), ``gait`` (the 3-DoF
-sagittal interface of the prosthetic-foot test) and ``building`` (the servo-hydraulic benchmark's actuator and
-tracking controller).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
+sagittal interface of the prosthetic-foot test), ``building`` (the servo-hydraulic benchmark's actuator and
+tracking controller) and ``linear_motor`` (one interface DoF on a linear motor's axis instead of the Stewart
+platform: seed 001's cubic-spring rig).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
 the analysis maps it to its metrics.  A new model of an existing family is one module in this folder and one
 line of :data:`MODELS` (docs/architecture.md shows it with the linear oscillator).
 """
@@ -14,12 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rths_ros.core.models import building, contact1d, fe_beam, gait, oscillator
+from rths_ros.core.models.bartl import rths as bartl_rths
 from rths_ros.core.models.base import NumericalModel
 
 __all__ = ["ModelEntry", "MODELS", "FAMILIES", "entry", "family_of", "require_family"]
 
 #: the model families (see the module doc)
-FAMILIES = ("interface_1d", "gait", "building")
+FAMILIES = ("interface_1d", "gait", "building", "linear_motor")
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ MODELS: dict[str, ModelEntry] = {
     "fe_beam_1d": ModelEntry("interface_1d", fe_beam.build, "finite-element cantilever with a tip mass, Craig-Bampton "
                              "reduced, Newmark or HHT-alpha (numerical.fe_beam_1d; seed 001 §2.2-2.3)",
                              section="fe_beam_1d", params=fe_beam.FeBeamParams),
+    "cubic_spring": ModelEntry("linear_motor", bartl_rths.build, "mass-spring-damper with a harmonic force, Newmark, "
+                               "coupled to a cubic spring on a linear motor (numerical.cubic_spring; seed 001 §6.2)",
+                               bartl_rths.reference, section="cubic_spring",
+                               params=bartl_rths.CubicSpringScenarioParams),
 }
 
 

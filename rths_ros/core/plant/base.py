@@ -18,11 +18,23 @@ its capacity) raises :class:`PlantFault`; the run aborts with its message.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Plant", "PlantFault"]
+__all__ = ["Plant", "PlantFault", "PlantOutput"]
+
+
+@dataclass
+class PlantOutput:
+    """One sample of a plant's measurement: ``lengths``, ``velocities``, ``currents`` and ``wrench`` (arrays of 6;
+    what each entry means is the plant's documented mapping)."""
+
+    lengths: np.ndarray
+    velocities: np.ndarray
+    currents: np.ndarray
+    wrench: np.ndarray
 
 
 class PlantFault(RuntimeError):

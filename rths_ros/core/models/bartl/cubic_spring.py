@@ -84,7 +84,10 @@ class CubicSpringRig:
         self.rng = np.random.default_rng(p.seed)
         self.reset()
 
-    def reset(self) -> None:
+    def reset(self, seed: int | None = None) -> None:
+        """Back to rest; with ``seed``, the sensor noise restarts from that stream."""
+        if seed is not None:
+            self.rng = np.random.default_rng(int(seed))
         self.x = 0.0
         self.v = 0.0
         self.i_v = 0.0          # integral of the velocity error

@@ -17,7 +17,7 @@ One sample (dt) of the loop, k -> k+1:
 2. the demand x_d is held over [t_k, t_k+1) and the rig advances (:meth:`CubicSpringRig.advance`), giving the
    measured position y_EXP[k+1] and force f_meas[k+1];
 3. the passivity controller (if any) observes step k and returns F_d = alpha y_VIR-dot[k];
-4. the virtual part takes one Newmark step with ``f_ext(t_k+1) - f_meas[k+1] - F_d`` (lambda_VIR = -f_meas, eq. 6.2
+4. the virtual part takes one Newmark step with ``f_ext(t_k+1) - (f_meas[k+1] + F_d)`` (lambda_VIR = -f_meas, eq. 6.2
    sign convention), a second virtual model driven by f_ext alone gives g_ext = -y_VIR,f-only;
 5. g[k+1] = y_EXP[k+1] - y_VIR[k+1].
 
@@ -132,9 +132,9 @@ def simulate_cubic(strategy: str, f_hz: float, amp_n: float, t_end_s: float,
         rec["saturated"][k] = plant.saturated
         if pc is not None:
             f_d = pc.step(f_meas, qv[1], (y_exp - y_exp_prev) / dt)
-        tn = t + dt
+        tn = (k + 1) * dt
         f = amp_n * math.cos(w * tn) if tn >= t_on - 1e-12 else 0.0
-        newmark_sdof_step(qv, mv, dv, kv, dt, 0.25, 0.5, f - f_meas - f_d, scratch)
+        newmark_sdof_step(qv, mv, dv, kv, dt, 0.25, 0.5, f - (f_meas + f_d), scratch)
         newmark_sdof_step(qe, mv, dv, kv, dt, 0.25, 0.5, f, scratch)
         lam = -f_meas
         g = y_exp - qv[0]

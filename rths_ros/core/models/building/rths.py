@@ -74,6 +74,7 @@ from rths_ros.core.models.building.tracking_controller import (
     ReferenceControllerParams,
     TrackingController,
 )
+from rths_ros.core.plant.base import PlantOutput as TwinOutput
 from rths_ros.core.platform.commander import CommandRejected, LegCommandArrays
 from rths_ros.params import ParameterError, param
 
@@ -259,16 +260,6 @@ class BuildingPlatform:
     @staticmethod
     def achieved(lengths, velocities) -> tuple[list, list]:
         return [float(lengths[0])], [float(velocities[0])]
-
-
-@dataclass
-class TwinOutput:
-    """What a sample of the twin publishes (same attribute names as the Stewart digital twin's output)."""
-
-    lengths: np.ndarray
-    velocities: np.ndarray
-    currents: np.ndarray
-    wrench: np.ndarray
 
 
 class ServoActuatorTwin:

@@ -1,0 +1,225 @@
+"""Analysis of a recorded run of the linear-motor family (numerical.model = cubic_spring; ``rths analyze RUN_DIR``,
+also run after ``rths run``): the synchronisation measures of seed 001 §6.2 instead of the contact test's metrics.
+
+The record is the 1-D interface record of the bag (:func:`rths_ros.analysis.run_analysis.record_from_bag`).  It is
+put into the layout of the in-process rig study (:func:`rths_ros.core.models.bartl.loop.simulate_cubic`, sample k
+at t_k): ``y_VIR[k]`` = the interface command of step k, ``y_EXP[k]`` = the rod position measured after the
+demand of step k-1 was held for one sample (the interface state of step k-1), ``lambda_VIR[k]`` = minus the
+force measured with it.  On that layout the measures are those of the rig study
+(:func:`rths_ros.analysis.bartl_rigs.cubic_measures`): amplitude ratio and phase of y_EXP against y_VIR at the
+excitation frequency, the mean gap (offset), the synchronisation error |G|/|Y_VIR|, the share of clipped demands,
+the power outflow, over the last ``T_EVAL_S`` seconds of the trial (at most half of it).  ``ref_ratio`` compares
+the virtual part's amplitude with that of the coupled reference system (virtual part + ideal spring).
+
+Verdict: ``stable`` is False when the run aborted, the demand was clipped in more than 5 % of the samples, or the
+synchronisation error exceeds 1 (the rig study's rule); the reason is stated.  A run with one trial and no abort
+is repeated in process by ``simulate_cubic`` with the same settings; ``core_check`` says whether the signals are
+identical.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from rths_ros.analysis.bartl_rigs import T_EVAL_S, cubic_measures
+from rths_ros.analysis.status import apply_status, status_lines
+from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import fault_text
+from rths_ros.core.methods.lumped_mass import fit_harmonic
+from rths_ros.core.models.bartl.rths import reference_motion, rig_params
+
+__all__ = ["study_layout", "linear_motor_metrics", "analyze_linear_motor"]
+
+
+def study_layout(tr: dict, s: scn.Scenario) -> dict:
+    """One trial of the graph (or virtual-run) record in the layout of ``simulate_cubic`` (module doc)."""
+    p = s.numerical.cubic_spring
+    dt = s.loop.dt_s
+    n = tr["k"].size
+    y_vir = np.asarray(tr["z_cmd"], dtype=float)
+    y_exp = np.zeros(n)
+    lam = np.zeros(n)
+    y_exp[1:] = tr["z_ach"][:-1]
+    lam[1:] = -np.asarray(tr["f_meas"][:-1], dtype=float)
+    g = y_exp - y_vir
+    p_in = np.zeros(n)
+    p_in[1:] = lam[1:] * np.diff(g) / dt
+    return {"t": np.arange(n) * dt, "y_vir": y_vir, "y_exp": y_exp, "g": g, "lam_vir": lam, "p_in": p_in,
+            "saturated": np.asarray(tr["current"][:, 1], dtype=float), "f_d": np.asarray(tr["f_d"], dtype=float),
+            "motor_force": np.asarray(tr["current"][:, 0], dtype=float), "mu_lms": np.zeros(n), "nu_lms": np.ones(n),
+            "f_hz": p.excitation_frequency_hz, "amp_n": p.excitation_amplitude_n, "dt_s": dt,
+            "t_on_s": p.excitation_on_s, "strategy": "pbc" if s.passivity.enabled else "displacement control"}
+
+
+def _num(x):
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def linear_motor_metrics(tr: dict, s: scn.Scenario, aborted: bool = False, abort_reason: str = "") -> tuple[dict, dict]:
+    """(metrics, study-layout record) of one trial."""
+    r = study_layout(tr, s)
+    p = s.numerical.cubic_spring
+    dt = s.loop.dt_s
+    t = r["t"]
+    span = float(t[-1]) if t.size else 0.0
+    t_eval = min(T_EVAL_S, 0.5 * max(span - p.excitation_on_s, 0.0))
+    m: dict = {"scenario": s.name, "model": s.numerical.model, "strategy": r["strategy"],
+               "excitation_n": p.excitation_amplitude_n, "excitation_hz": p.excitation_frequency_hz,
+               "steps": int(t.size - 1), "duration_s": span, "eval_window_s": t_eval,
+               "aborted": bool(aborted), "abort_reason": abort_reason}
+    periods = t_eval * p.excitation_frequency_hz
+    if t.size < 3 or periods < 2.0 or p.excitation_amplitude_n == 0.0:
+        m["stable"] = not aborted
+        m["stability_reason"] = "no synchronisation measures: fewer than 2 excitation periods after the switch-on"
+        return m, r
+    c = cubic_measures(r, t_eval_s=t_eval)
+    m.update({key: _num(c[key]) for key in ("ratio", "phase_deg", "offset_mm", "offset_rel", "sync_error",
+                                            "y_vir_amp_mm", "sat_fraction", "p_out_max_w", "e_out_j")})
+    last = t >= t[-1] - t_eval
+    ref = reference_motion(p, t)
+    x_ref = abs(fit_harmonic(t[last], ref[last], p.excitation_frequency_hz))
+    m["ref_amp_mm"] = x_ref * 1e3
+    m["ref_ratio"] = _num(c["y_vir_amp_mm"] / (x_ref * 1e3)) if x_ref > 0 else None
+    m["E_diss_J"] = float(np.sum(r["f_d"] * tr["zdot_cmd"]) * dt)
+    m["peak_damping_force_n"] = float(np.max(np.abs(r["f_d"])))
+    m["peak_motor_force_n"] = float(np.max(np.abs(r["motor_force"])))
+    reasons = []
+    if aborted:
+        reasons.append(f"aborted: {abort_reason}")
+    if c["sat_fraction"] > 0.05:
+        reasons.append(f"demand clipped at the stroke in {100 * c['sat_fraction']:.0f} % of the samples")
+    if c["sync_error"] > 1.0:
+        reasons.append(f"synchronisation error {c['sync_error']:.3g} > 1")
+    m["stable"] = not reasons
+    m["stability_reason"] = "; ".join(reasons) if reasons else (
+        f"bounded: the demand was never clipped and |G|/|Y_VIR| = {c['sync_error']:.3g} <= 1 over the last "
+        f"{t_eval:g} s (amplitude ratio {c['ratio']:.3f}, phase {c['phase_deg']:+.1f} deg)")
+    return m, r
+
+
+def _core_check(s: scn.Scenario, r: dict) -> dict | None:
+    """The in-process rig study's loop with the same settings, against the graph's signals."""
+    from rths_ros.core.models.bartl.loop import simulate_cubic
+    p = s.numerical.cubic_spring
+    n = r["t"].size - 1
+    if n < 2:
+        return None
+    core = simulate_cubic("pbc", p.excitation_frequency_hz, p.excitation_amplitude_n, n * s.loop.dt_s,
+                          rig=rig_params(p), pbc=s.passivity, peak_filter=False, t_on_s=p.excitation_on_s)
+    dev = {key: float(np.max(np.abs(core[key][:n] - r[key][:n]))) for key in ("y_vir", "y_exp", "lam_vir")}
+    return {"max_abs_signal_difference": dev, "identical": all(v == 0.0 for v in dev.values())}
+
+
+def plot_linear_motor(r: dict, ref: np.ndarray, t_eval: float, out: Path) -> list[Path]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t = r["t"]
+    if t.size < 2:
+        return []
+    fig, ax = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
+    ax[0].plot(t, 1e3 * r["y_vir"], lw=0.8, label="y_VIR (virtual part, demand)")
+    ax[0].plot(t, 1e3 * r["y_exp"], lw=0.8, label="y_EXP (rod, measured)")
+    ax[0].plot(t, 1e3 * ref, "--", lw=0.8, label="reference (coupled, ideal)")
+    ax[0].set_ylabel("position [mm]")
+    ax[0].legend(loc="upper right", fontsize=8)
+    ax[1].plot(t, 1e3 * r["g"], lw=0.8)
+    ax[1].set_ylabel("gap y_EXP - y_VIR [mm]")
+    ax[2].plot(t, r["f_d"], lw=0.8, label="damping force F_d")
+    ax[2].plot(t, -r["lam_vir"], lw=0.8, label="measured spring force")
+    ax[2].set_ylabel("force [N]")
+    ax[2].set_xlabel("t [s]")
+    ax[2].legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    paths = [out / "cubic_spring_signals.png"]
+    fig.savefig(paths[0], dpi=110)
+    plt.close(fig)
+    last = t >= t[-1] - t_eval
+    fig, a = plt.subplots(figsize=(5, 5))
+    a.plot(1e3 * r["y_vir"][last], 1e3 * r["y_exp"][last], lw=0.8)
+    lim = 1e3 * max(np.max(np.abs(r["y_vir"][last])), np.max(np.abs(r["y_exp"][last])), 1e-9)
+    a.plot([-lim, lim], [-lim, lim], "k--", lw=0.6)
+    a.set_xlabel("y_VIR [mm]")
+    a.set_ylabel("y_EXP [mm]")
+    a.set_title(f"synchronisation, last {t_eval:g} s")
+    fig.tight_layout()
+    paths.append(out / "cubic_spring_sync.png")
+    fig.savefig(paths[1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def _write_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path) -> Path:
+    def f(key, fmt="{:.4g}"):
+        v = m.get(key)
+        return "n/a" if v is None else fmt.format(v)
+    lines = [f"# {s.name}: seed 001's cubic-spring rig on a linear motor", "", s.description, "",
+             f"{m['strategy']}, excitation {m['excitation_n']:g} N at {m['excitation_hz']:g} Hz, {m['steps']} steps "
+             f"({m['duration_s']:.3f} s).", ""]
+    if m.get("run_status"):
+        lines += [f"**Run: {m['run_status']}.**", ""]
+    if m["aborted"]:
+        lines += [f"**ABORTED**: {m['abort_reason']}", ""]
+    lines += [f"**{'Stable' if m['stable'] else 'Not stable'}**: {m['stability_reason']}.", ""]
+    if "ratio" in m:
+        lines += [f"Over the last {m['eval_window_s']:g} s:", "", "| measure | value |", "|---|---|",
+                  f"| y_EXP / y_VIR amplitude | {f('ratio', '{:.4f}')} |",
+                  f"| phase of y_EXP against y_VIR | {f('phase_deg', '{:+.1f}')}° |",
+                  f"| offset (mean gap) | {f('offset_mm', '{:+.4f}')} mm |",
+                  f"| synchronisation error abs(G)/abs(Y_VIR) | {f('sync_error')} |",
+                  f"| y_VIR amplitude / reference | {f('ref_ratio', '{:.3f}')} ({f('y_vir_amp_mm', '{:.3f}')} / "
+                  f"{f('ref_amp_mm', '{:.3f}')} mm) |",
+                  f"| demand clipped | {f('sat_fraction', '{:.1%}')} |",
+                  f"| peak power outflow | {f('p_out_max_w', '{:.3g}')} W |",
+                  f"| energy dissipated by the passivity controller | {f('E_diss_J', '{:.3g}')} J |",
+                  f"| peak damping force / motor force | {f('peak_damping_force_n', '{:.3g}')} / "
+                  f"{f('peak_motor_force_n', '{:.3g}')} N |", ""]
+    cc = m.get("core_check")
+    if cc is not None:
+        lines += [f"The in-process rig study's loop (simulate_cubic) with the same settings gives identical signals: "
+                  f"{cc['identical']} (max abs difference of y_VIR "
+                  f"{cc['max_abs_signal_difference']['y_vir']:.3g} m).", ""]
+    for p_ in plots:
+        lines += [f"![{p_.stem}]({p_.name})", ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def analyze_linear_motor(rec: dict, s: scn.Scenario, out: Path) -> dict:
+    """metrics.json, report.md and the plots of the last trial of a linear-motor record (graph or virtual run)."""
+    from rths_ros.app.vrths import trial_slice
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    trial_len = s.steps + 1
+    n_trials = max(1, int(np.ceil(rec["k"].size / trial_len)))
+    tr = trial_slice(rec, n_trials - 1, trial_len)
+    st = rec.get("run_status")
+    aborted = bool(rec.get("aborted", False)) or (st is not None and st.status in ("aborted", "interrupted"))
+    reason = rec.get("abort_reason", "") or ((fault_text(st.first_fault) if st.first_fault else st.status)
+                                             if st is not None else "")
+    m, r = linear_motor_metrics(tr, s, aborted, reason or "")
+    m["n_trials"] = n_trials
+    if n_trials == 1 and not aborted:
+        cc = _core_check(s, r)
+        if cc is not None:
+            m["core_check"] = cc
+    if rec.get("run_status") is not None:
+        apply_status(m, rec["run_status"])
+    ref = reference_motion(s.numerical.cubic_spring, r["t"])
+    plots = plot_linear_motor(r, ref, m.get("eval_window_s", 0.0) or float(r["t"][-1]), out)
+    (out / "metrics.json").write_text(json.dumps(m, indent=2, default=float))
+    report = _write_report(m, s, plots, out)
+    lines = (status_lines(rec["run_status"]) if rec.get("run_status") is not None else []) + [
+        f"metrics: {out / 'metrics.json'}", f"report : {report}", f"plots  : {', '.join(p_.name for p_ in plots)}"]
+    if "ratio" in m:
+        lines.append(f"y_EXP/y_VIR = {m['ratio']:.4f}, phase {m['phase_deg']:+.1f} deg, offset {m['offset_mm']:+.4f} mm, "
+                     f"sync error {m['sync_error']:.3g}, y_VIR/reference {m['ref_ratio']:.3f}")
+    lines.append(f"stable={m['stable']}: {m['stability_reason']}")
+    if "core_check" in m:
+        lines.append(f"in-process simulate_cubic with the same settings: identical signals = "
+                     f"{m['core_check']['identical']}")
+    return {"metrics": m, "lines": lines}
