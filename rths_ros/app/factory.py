@@ -39,8 +39,13 @@ def build_numerical(s: Scenario) -> NumericalModel:
 
 
 def build_force_blend(s: Scenario):
-    """Seed 004 §4.4 force switch and power-discrepancy trip of the 1-D interface, or None when off (the scenario
-    allows it only for the interface_1d family)."""
+    """Seed 004 §4.4 force switch and power-discrepancy trip in the numerical node, or None: the family's
+    (``FamilyParts.blend``; the contact test's when numerical.force_blend is on, the damper rig's always)."""
+    make = FAMILY_PARTS[s.numerical.family].blend
+    return None if make is None else make(s)
+
+
+def _contact_blend(s: Scenario):
     if not s.numerical.force_blend.enabled:
         return None
     from rths_ros.core.methods.tdc import ForceBlend
@@ -147,11 +152,31 @@ def _cubic_spring_seed(s: Scenario, trial: int) -> int:
     return int(s.numerical.cubic_spring.seed) + int(trial)
 
 
+# --- the damper rig (seed 004) ---------------------------------------------------------------------------------------
+def _damper_path(s: Scenario) -> PlatformPath:
+    from rths_ros.core.models.dubois.rths import TdcShaper
+    from rths_ros.core.platform.linear_actuator import LinearActuatorPath
+    return LinearActuatorPath(s.safety.interface_limit_m, TdcShaper(s.numerical.dubois_damper, s.loop.dt_s))
+
+
+def _damper_plant(s: Scenario):
+    """The actuator with the hydraulic damper (rths_ros.core.models.dubois.rths.DamperRigTwin), the sensor noise
+    drawn for the trial's steps."""
+    from rths_ros.core.models.dubois.rths import DamperRigTwin
+    return DamperRigTwin(s.numerical.dubois_damper, s.loop.dt_s, s.steps + 1)
+
+
+def _damper_blend(s: Scenario):
+    from rths_ros.core.models.dubois.rths import DamperBlend
+    return DamperBlend(s.numerical.dubois_damper, s.loop.dt_s)
+
+
 @dataclass(frozen=True)
 class FamilyParts:
     """What serves a model family: the stewart_platform node's path, the ft_sensor node's path, the simulated
     plant and its noise seed per trial; ``wrench_axes``: the wrench component of each interface force entry (None:
-    the axes of ``platform.interface.dofs``); ``legs``: the plant has Stewart legs (a JointState of six legs)."""
+    the axes of ``platform.interface.dofs``); ``legs``: the plant has Stewart legs (a JointState of six legs);
+    ``blend``: the numerical node's force blend (or None)."""
 
     platform: Callable[[Scenario], PlatformPath]
     force: Callable[[Scenario], ForcePath]
@@ -159,17 +184,21 @@ class FamilyParts:
     seed: Callable[[Scenario, int], int]
     wrench_axes: tuple[int, ...] | None = None
     legs: bool = True
+    blend: Callable[[Scenario], Any] | None = None
 
 
 FAMILY_PARTS: dict[str, FamilyParts] = {
     "interface_1d": FamilyParts(_interface_path, lambda s: ScalarForcePath(build_force_processor(s)),
-                                _stewart_twin, _stewart_seed),
+                                _stewart_twin, _stewart_seed, blend=_contact_blend),
     "gait": FamilyParts(build_gait_platform, _gait_force, lambda s: _stewart_twin(s, gait_start_lengths(s)),
                         _stewart_seed, wrench_axes=(0, 1, 5)),
     "building": FamilyParts(_building_platform, _building_force, _building_plant, _building_seed, wrench_axes=(0,),
                             legs=False),
     "linear_motor": FamilyParts(_actuator_path, _actuator_force, _cubic_spring_plant, _cubic_spring_seed,
                                 wrench_axes=(0,), legs=False),
+    "damper_rig": FamilyParts(_damper_path, _actuator_force, _damper_plant,
+                              lambda s, trial: int(s.numerical.dubois_damper.noise_seed) + int(trial),
+                              wrench_axes=(0,), legs=False, blend=_damper_blend),
 }
 
 
@@ -182,6 +211,7 @@ INTERFACE_WIDTHS: dict[str, tuple[int, int, int, int]] = {
     "gait": (3, 3, 3, 3),
     "building": (3, 1, 1, 1),
     "linear_motor": (1, 1, 1, 1),
+    "damper_rig": (1, 1, 1, 1),
 }
 
 

@@ -210,8 +210,8 @@ class Scenario:
         if self.numerical.family == "building":
             self._validate_building()
             return
-        if self.numerical.family == "linear_motor":
-            self._validate_linear_motor()
+        if self.numerical.family in ("linear_motor", "damper_rig"):
+            self._validate_single_actuator()
         for key, value in (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
                            ("passivity.dt_s", self.passivity.dt_s),
                            ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s)):
@@ -241,22 +241,19 @@ class Scenario:
             raise ParameterError(f"standard_interfaces.wrench_input_topic: {wanted!r} is one of the node's own "
                                  "output topics; expected the sensor driver's topic")
 
-    def _validate_linear_motor(self) -> None:
-        """The linear-motor rig: simulated plant, the passivity controller but no leg-space learners, one sample
-        time."""
+    def _validate_single_actuator(self) -> None:
+        """A rig with one actuator instead of the Stewart platform (the linear motor, the damper rig): simulated
+        plant, the passivity controller but no leg-space learners, the rig's sample time = loop.dt_s."""
         model = self.numerical.model
         if self.plant != "sim":
             raise ParameterError(f"plant: {self.plant!r} is not allowed with numerical.model = {model!r}; expected "
-                                 "'sim' (the linear motor has no hardware driver)")
+                                 "'sim' (the rig has no hardware driver)")
         for sec in ("ilc", "aff"):
             if getattr(self, sec).enabled:
                 raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = {model!r} (the "
                                      "learners add leg-space feedforward of the Stewart platform; the cubic-spring "
                                      "rig's harmonic AFF runs in process: rths bartl cubic-spring)")
-        p = getattr(self.numerical, model)
-        if abs(p.dt_s - self.loop.dt_s) > 1e-15:
-            raise ParameterError(f"numerical.{model}.dt_s: {p.dt_s!r} differs from loop.dt_s = {self.loop.dt_s!r}; "
-                                 "they must be equal (the rig's sample is the synchronisation step)")
+        MODELS[model].build(self.numerical, self.loop.dt_s)    # names the rig's sample time if it differs
 
     def _validate_building(self) -> None:
         """The servo-hydraulic benchmark: simulated plant, no contact-test controllers, one sample time."""

@@ -82,11 +82,13 @@ class VirtualRun:
         self.plant = factory.build_plant(s)
         self.n_steps = s.steps
         self.trial_len = s.steps + 1
-        # the 1-D loop serves every rig with one interface DoF: the Stewart platform's and the linear motor's
+        # the 1-D loop serves every rig with one interface DoF: the Stewart platform's, the linear motor's, the damper's
         self._trial_of_family = {"interface_1d": self._trial, "gait": self._trial_gait,
-                                 "building": self._trial_building, "linear_motor": self._trial}[self.family]
+                                 "building": self._trial_building, "linear_motor": self._trial,
+                                 "damper_rig": self._trial}[self.family]
         self._empty_record = {"interface_1d": empty_record, "gait": empty_gait_record,
-                              "building": _empty_building_record, "linear_motor": empty_record}[self.family]
+                              "building": _empty_building_record, "linear_motor": empty_record,
+                              "damper_rig": empty_record}[self.family]
         if self._trial_of_family != self._trial:   # the controllers act on a 1-D interface only (scenario checks)
             self.npc = self.aff = self.ilc = self.blend = None
             return

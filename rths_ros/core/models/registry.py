@@ -3,8 +3,9 @@
 A model belongs to a *family* that says how the rest of the loop serves it: ``interface_1d`` (one interface
 DoF z on the Stewart platform, force along it, the contact test's plant and metrics), ``gait`` (the 3-DoF
 sagittal interface of the prosthetic-foot test), ``building`` (the servo-hydraulic benchmark's actuator and
-tracking controller) and ``linear_motor`` (one interface DoF on a linear motor's axis instead of the Stewart
-platform: seed 001's cubic-spring rig).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
+tracking controller), ``linear_motor`` (one interface DoF on a linear motor's axis instead of the Stewart
+platform: seed 001's cubic-spring rig) and ``damper_rig`` (a servo-hydraulic actuator driving a hydraulic damper
+with transfer-dynamics cancellation: seed 004's rig).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
 the analysis maps it to its metrics.  A new model of an existing family is one module in this folder and one
 line of :data:`MODELS` (docs/architecture.md shows it with the linear oscillator).
 """
@@ -17,11 +18,12 @@ from typing import Any
 from rths_ros.core.models import building, contact1d, fe_beam, gait, oscillator
 from rths_ros.core.models.bartl import rths as bartl_rths
 from rths_ros.core.models.base import NumericalModel
+from rths_ros.core.models.dubois import rths as dubois_rths
 
 __all__ = ["ModelEntry", "MODELS", "FAMILIES", "entry", "family_of", "require_family"]
 
 #: the model families (see the module doc)
-FAMILIES = ("interface_1d", "gait", "building", "linear_motor")
+FAMILIES = ("interface_1d", "gait", "building", "linear_motor", "damper_rig")
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,10 @@ MODELS: dict[str, ModelEntry] = {
                                "coupled to a cubic spring on a linear motor (numerical.cubic_spring; seed 001 §6.2)",
                                bartl_rths.reference, section="cubic_spring",
                                params=bartl_rths.CubicSpringScenarioParams),
+    "dubois_damper": ModelEntry("damper_rig", dubois_rths.build, "2-DOF chain with base excitation as modal "
+                                "transfer functions (RK4), coupled to a hydraulic damper on a servo-hydraulic "
+                                "actuator (numerical.dubois_damper; seed 004)", section="dubois_damper",
+                                params=dubois_rths.DuboisScenarioParams),
 }
 
 

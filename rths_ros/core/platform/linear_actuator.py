@@ -19,37 +19,45 @@ __all__ = ["LinearActuatorPath", "DirectForce"]
 
 
 class LinearActuatorPath:
-    """Open-loop path: demand = interface command; a demand beyond ``limit_m`` (or not finite) is refused and the
-    run aborts (the actuator's own stroke clipping is the plant's).  No leg commander: the leg-space feedforward
-    learners (ILC, AFF) do not apply."""
+    """Open-loop path: demand = interface command, or ``shaper(interface command)`` (a compensation of the
+    transfer system, e.g. the damper rig's inverse process model; ``shaper.reset()`` starts a trial).  An interface
+    command or a demand beyond ``limit_m`` (or not finite) is refused and the run aborts (the actuator's own stroke
+    clipping is the plant's).  No leg commander: the leg-space feedforward learners (ILC, AFF) do not apply."""
 
     closed_loop = False
     commander = None
 
-    def __init__(self, limit_m: float):
+    def __init__(self, limit_m: float, shaper=None):
         self.limit_m = float(limit_m)
+        self.shaper = shaper
         self.start_lengths = np.zeros(6)
         self._out = LegCommandArrays()
 
     def reset(self) -> None:
         self._out.length[:] = 0.0
         self._out.velocity[:] = 0.0
+        if self.shaper is not None:
+            self.shaper.reset()
+
+    def _limit(self, what: str, x: float) -> None:
+        if not (math.isfinite(x) and abs(x) <= self.limit_m):
+            raise CommandRejected(f"{what} {x:.6g} m beyond safety.interface_limit_m = {self.limit_m:g} m")
 
     def command(self, position, velocity, measured: float | None = None) -> LegCommandArrays:
         x = float(position[0])
-        if not (math.isfinite(x) and abs(x) <= self.limit_m):
-            raise CommandRejected(f"actuator demand {x:.6g} m beyond safety.interface_limit_m = "
-                                  f"{self.limit_m:g} m")
+        self._limit("interface command" if self.shaper is not None else "actuator demand", x)
         out = self._out
-        out.length[0] = x
+        if self.shaper is not None:
+            r = float(self.shaper(x))
+            self._limit("actuator demand", r)
+            out.length[0] = r
+        else:
+            out.length[0] = x
         out.velocity[0] = float(velocity[0])
         return out
 
     def check(self, cmd: LegCommandArrays) -> None:
-        x = float(cmd.length[0])
-        if not (math.isfinite(x) and abs(x) <= self.limit_m):
-            raise CommandRejected(f"actuator demand {x:.6g} m beyond safety.interface_limit_m = "
-                                  f"{self.limit_m:g} m")
+        self._limit("actuator demand", float(cmd.length[0]))
 
     @staticmethod
     def achieved(lengths, velocities) -> tuple[list, list]:
