@@ -12,7 +12,7 @@
                                                      the ideal-transfer-system reference solution, printed and plotted
     rths stability [--coupling displacement|force] [--phi P --kappa K --zeta-vir Z --zeta-exp Z] [--out DIR]
                                                      seed 001's stability maps: Pade delay map, Routh-Hurwitz P-loop
-    rths interface-estimation [--q-force Q] [--duration S] [--seed N] [--out DIR] [--json]
+    rths interface-estimation [--rig {ts,beams}] [--q-force Q] [--r-scale R] [--duration S] [--seed N] [--out DIR] [--json]
                                                      seed 001 §3.2: Kalman / inverse dynamics / projected forces
     rths aff-learning [--dt S,S,...] [--mu-id-rls M,M,...] [--out DIR]
                                                      seed 001 §5.4.4's LMS vs RLS learning over sample times

@@ -47,9 +47,36 @@ def cmd_stability(a) -> int:
     return 0
 
 
+def _beam_interface_estimation(a) -> int:
+    from rths_ros.analysis.beam_interface_estimation import (
+        DEFAULT_Q_FORCES,
+        DEFAULT_R_SCALES,
+        check_grid,
+        params_from_flags,
+        run_beam_report,
+    )
+    p = params_from_flags({"--q-force": ("q_force", a.q_force), "--r-scale": ("r_scale", a.r_scale),
+                           "--duration": ("duration_s", a.duration), "--ts-model": ("ts_model", a.ts_model),
+                           "--excitation": ("excitation", a.excitation), "--seed": ("seed", a.seed)})
+    qs = check_grid("--q-forces", _floats(a.q_forces, "--q-forces") if a.q_forces else DEFAULT_Q_FORCES, 1e-6, 1e14)
+    rs = check_grid("--r-scales", _floats(a.r_scales, "--r-scales") if a.r_scales else DEFAULT_R_SCALES, 1e-6, 1e6)
+    out = _out(a, "interface-estimation-beams")
+    say = None if a.json else (lambda m: print("  " + m, flush=True))
+    print(run_beam_report(p, out, qs, rs, a.json, progress=say))
+    return 0
+
+
 def cmd_interface_estimation(a) -> int:
     from rths_ros.analysis.interface_estimation_report import run_report
     from rths_ros.core.sysid.ts_experiment import TSExperiment
+    if a.rig == "beams":
+        return _beam_interface_estimation(a)
+    for flag, v in (("--r-scale", a.r_scale), ("--ts-model", a.ts_model), ("--excitation", a.excitation),
+                    ("--q-forces", a.q_forces), ("--r-scales", a.r_scales)):
+        if v is not None:
+            raise ParameterError(f"{flag}: {v!r}; only with --rig beams")
+    a.q_force = 1e4 if a.q_force is None else a.q_force
+    a.duration = 1.0 if a.duration is None else a.duration
     for key, v in (("--q-force", a.q_force), ("--duration", a.duration)):
         if not (v > 0.0 and v < float("inf")):
             raise ParameterError(f"{key}: {v!r} must be finite and > 0")
@@ -120,11 +147,23 @@ def add_parsers(sub) -> None:
     st.set_defaults(func=cmd_stability)
     ie = sub.add_parser("interface-estimation", help="seed 001 §3.2: interface force and state through a "
                         "transmission simulator, augmented-state Kalman filter against inverse dynamics and projection")
-    ie.add_argument("--q-force", type=float, default=1e4, help="Kalman: spectral density of the interface forces' "
-                    "random walk, N^2/s (default 1e4)")
-    ie.add_argument("--duration", type=float, default=1.0, help="simulated seconds (default 1)")
+    ie.add_argument("--rig", choices=("ts", "beams"), default="ts", help="ts: the §3.2 platform (default); beams: "
+                    "the §6.1 beam rig's plate and shakers (docs/interface_estimation.md, 'On the beam rig')")
+    ie.add_argument("--q-force", type=float, default=None, help="Kalman: spectral density of the interface forces' "
+                    "random walk, N^2/s (default 1e4; on --rig beams 100)")
+    ie.add_argument("--r-scale", type=float, default=None, help="--rig beams: Kalman R as a factor on the sensors' "
+                    "noise variances c^2/3 (default 1)")
+    ie.add_argument("--q-forces", default=None, help="--rig beams: Q values of the Kalman sweep (default "
+                    "1,10,100,1000,10000)")
+    ie.add_argument("--r-scales", default=None, help="--rig beams: R factors of the Kalman sweep (default 0.1,1,10)")
+    ie.add_argument("--ts-model", choices=("plate", "plate_shakers"), default=None, help="--rig beams: the "
+                    "transmission simulator (default plate: stinger forces from the impedance heads)")
+    ie.add_argument("--excitation", choices=("sine", "random"), default=None, help="--rig beams: shaker demand, "
+                    "sines at 60 and 320 Hz (default) or band-limited noise")
+    ie.add_argument("--duration", type=float, default=None, help="simulated seconds (default 1)")
     ie.add_argument("--seed", type=int, default=1, help="seed of the sensor noise")
-    ie.add_argument("--out", help="directory for interface_estimation.json/.png (default runs/interface-estimation-TIME)")
+    ie.add_argument("--out", help="directory for interface_estimation.json/.png or, on --rig beams, "
+                    "beam_interface_estimation.json/.md/.png (default runs/interface-estimation[-beams]-TIME)")
     ie.add_argument("--json", action="store_true")
     ie.set_defaults(func=cmd_interface_estimation)
     al = sub.add_parser("aff-learning", help="seed 001 §5.4.4: LMS vs simultaneous-RLS learning of the harmonic "

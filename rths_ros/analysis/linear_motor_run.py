@@ -29,7 +29,7 @@ from rths_ros.analysis.status import apply_status, status_lines
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import fault_text
 from rths_ros.core.methods.lumped_mass import fit_harmonic
-from rths_ros.core.models.bartl.rths import reference_motion, rig_params
+from rths_ros.core.models.bartl.rths import reference_motion, rig_params, strategy_of
 
 __all__ = ["study_layout", "linear_motor_metrics", "analyze_linear_motor"]
 
@@ -51,7 +51,20 @@ def study_layout(tr: dict, s: scn.Scenario) -> dict:
             "saturated": np.asarray(tr["current"][:, 1], dtype=float), "f_d": np.asarray(tr["f_d"], dtype=float),
             "motor_force": np.asarray(tr["current"][:, 0], dtype=float), "mu_lms": np.zeros(n), "nu_lms": np.ones(n),
             "f_hz": p.excitation_frequency_hz, "amp_n": p.excitation_amplitude_n, "dt_s": dt,
-            "t_on_s": p.excitation_on_s, "strategy": "pbc" if s.passivity.enabled else "displacement control"}
+            "t_on_s": p.excitation_on_s, "strategy": _strategy(s)}
+
+
+def _strategy(s: scn.Scenario) -> str:
+    """pure PBC, pure AFF, PBC + AFF (the rig study's names), or what else the scenario runs."""
+    p = s.numerical.cubic_spring
+    name = strategy_of(p, s.aff.enabled, s.passivity.enabled)
+    if name == "pbc" and not s.passivity.enabled:
+        return "displacement control"
+    if name == "pbc_aff" and not s.passivity.enabled:
+        return "displacement control + AFF"
+    if name == "aff" and s.passivity.enabled:
+        return "AFF + passivity controller"
+    return name
 
 
 def _num(x):
@@ -77,7 +90,8 @@ def linear_motor_metrics(tr: dict, s: scn.Scenario, aborted: bool = False, abort
         return m, r
     c = cubic_measures(r, t_eval_s=t_eval)
     m.update({key: _num(c[key]) for key in ("ratio", "phase_deg", "offset_mm", "offset_rel", "sync_error",
-                                            "y_vir_amp_mm", "sat_fraction", "p_out_max_w", "e_out_j")})
+                                            "y_vir_amp_mm", "sat_fraction", "p_out_max_w", "e_out_j",
+                                            "t_stab_s")})
     last = t >= t[-1] - t_eval
     ref = reference_motion(p, t)
     x_ref = abs(fit_harmonic(t[last], ref[last], p.excitation_frequency_hz))
@@ -101,16 +115,24 @@ def linear_motor_metrics(tr: dict, s: scn.Scenario, aborted: bool = False, abort
 
 
 def _core_check(s: scn.Scenario, r: dict) -> dict | None:
-    """The in-process rig study's loop with the same settings, against the graph's signals."""
+    """The in-process rig study's loop with the same settings, against the graph's signals (None for a
+    configuration the study has no strategy for: pure AFF with the passivity controller)."""
     from rths_ros.core.models.bartl.loop import simulate_cubic
     p = s.numerical.cubic_spring
     n = r["t"].size - 1
-    if n < 2:
+    strategy = strategy_of(p, s.aff.enabled, s.passivity.enabled)
+    if n < 2 or (strategy == "aff" and s.passivity.enabled):
         return None
-    core = simulate_cubic("pbc", p.excitation_frequency_hz, p.excitation_amplitude_n, n * s.loop.dt_s,
-                          rig=rig_params(p), pbc=s.passivity, peak_filter=False, t_on_s=p.excitation_on_s)
+    core = simulate_cubic(strategy, p.excitation_frequency_hz, p.excitation_amplitude_n, n * s.loop.dt_s,
+                          aff=p.aff, rig=rig_params(p), pbc=s.passivity, peak_filter=p.peak_filter,
+                          peak_bw_hz=p.peak_bw_hz, t_on_s=p.excitation_on_s)
     dev = {key: float(np.max(np.abs(core[key][:n] - r[key][:n]))) for key in ("y_vir", "y_exp", "lam_vir")}
-    return {"max_abs_signal_difference": dev, "identical": all(v == 0.0 for v in dev.values())}
+    out = {"strategy": strategy, "max_abs_signal_difference": dev, "identical": all(v == 0.0 for v in dev.values())}
+    if s.aff.enabled:      # the filter's gains are not on a topic: from the identical repeat
+        on = core["t"] >= core["t_on_s"]
+        out["mu_lms_final"] = float(core["mu_lms"][-1])
+        out["nu_lms_min"] = float(np.min(core["nu_lms"][on])) if on.any() else 1.0
+    return out
 
 
 def plot_linear_motor(r: dict, ref: np.ndarray, t_eval: float, out: Path) -> list[Path]:

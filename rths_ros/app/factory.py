@@ -133,7 +133,14 @@ def _building_seed(s: Scenario, trial: int) -> int:
 # --- the linear-motor rig (seed 001 §6.2) ---------------------------------------------------------------------------
 def _actuator_path(s: Scenario) -> PlatformPath:
     from rths_ros.core.platform.linear_actuator import LinearActuatorPath
-    return LinearActuatorPath(s.safety.interface_limit_m)
+    return LinearActuatorPath(s.safety.interface_limit_m,
+                              follow_command=s.numerical.cubic_spring.displacement_control)
+
+
+def _cubic_spring_aff(s: Scenario):
+    """The rig's harmonic AFF with the interface gap (rths_ros.core.models.bartl.rths.CubicSpringAff)."""
+    from rths_ros.core.models.bartl.rths import CubicSpringAff
+    return CubicSpringAff(s.numerical.cubic_spring, s.loop.dt_s)
 
 
 def _actuator_force(s: Scenario) -> ScalarForcePath:
@@ -171,12 +178,26 @@ def _damper_blend(s: Scenario):
     return DamperBlend(s.numerical.dubois_damper, s.loop.dt_s)
 
 
+def _leg_aff(s: Scenario):
+    """The leg filters of the Stewart platform: FIR filtered-x LMS or the harmonic basis."""
+    from rths_ros.core.learning.aff.fxlms import FxlmsAff
+    home = StewartKinematics(s.platform.geometry).home_lengths
+    if s.aff.kind == "harmonic":     # seed 001: harmonic basis on the harmonics of the test frequency f_d
+        from rths_ros.core.learning.aff.harmonic_legs import HarmonicLegAff
+        return HarmonicLegAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff,
+                              s.loop.dt_s, home_lengths=home, f_d_hz=s.numerical.contact_1d.f_d_hz)
+    return FxlmsAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff, s.loop.dt_s,
+                    home_lengths=home)
+
+
 @dataclass(frozen=True)
 class FamilyParts:
     """What serves a model family: the stewart_platform node's path, the ft_sensor node's path, the simulated
     plant and its noise seed per trial; ``wrench_axes``: the wrench component of each interface force entry (None:
     the axes of ``platform.interface.dofs``); ``legs``: the plant has Stewart legs (a JointState of six legs);
-    ``blend``: the numerical node's force blend (or None)."""
+    ``blend``: the numerical node's force blend (or None); ``aff``: the adaptive feedforward filter of
+    ``aff.enabled`` (both halves; None: the family has none); ``aff_gap``: what its learner reads, ``legs`` (the
+    leg command and state) or ``interface`` (the interface command, state and force)."""
 
     platform: Callable[[Scenario], PlatformPath]
     force: Callable[[Scenario], ForcePath]
@@ -185,17 +206,19 @@ class FamilyParts:
     wrench_axes: tuple[int, ...] | None = None
     legs: bool = True
     blend: Callable[[Scenario], Any] | None = None
+    aff: Callable[[Scenario], Any] | None = None
+    aff_gap: str = "legs"
 
 
 FAMILY_PARTS: dict[str, FamilyParts] = {
     "interface_1d": FamilyParts(_interface_path, lambda s: ScalarForcePath(build_force_processor(s)),
-                                _stewart_twin, _stewart_seed, blend=_contact_blend),
+                                _stewart_twin, _stewart_seed, blend=_contact_blend, aff=_leg_aff),
     "gait": FamilyParts(build_gait_platform, _gait_force, lambda s: _stewart_twin(s, gait_start_lengths(s)),
                         _stewart_seed, wrench_axes=(0, 1, 5)),
     "building": FamilyParts(_building_platform, _building_force, _building_plant, _building_seed, wrench_axes=(0,),
                             legs=False),
     "linear_motor": FamilyParts(_actuator_path, _actuator_force, _cubic_spring_plant, _cubic_spring_seed,
-                                wrench_axes=(0,), legs=False),
+                                wrench_axes=(0,), legs=False, aff=_cubic_spring_aff, aff_gap="interface"),
     "damper_rig": FamilyParts(_damper_path, _actuator_force, _damper_plant,
                               lambda s, trial: int(s.numerical.dubois_damper.noise_seed) + int(trial),
                               wrench_axes=(0,), legs=False, blend=_damper_blend),
@@ -259,20 +282,15 @@ def build_passivity(s: Scenario):
 
 
 def build_aff(s: Scenario):
-    """The adaptive feedforward filter (both halves: the learner adapts, the platform path outputs)."""
-    from rths_ros.core.learning.aff.fxlms import FxlmsAff
-    home = StewartKinematics(s.platform.geometry).home_lengths
-    if s.aff.kind == "harmonic":     # seed 001: harmonic basis on the harmonics of the test frequency f_d
-        from rths_ros.core.learning.aff.harmonic_legs import HarmonicLegAff
-        return HarmonicLegAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff,
-                              s.loop.dt_s, home_lengths=home, f_d_hz=s.numerical.contact_1d.f_d_hz)
-    return FxlmsAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff, s.loop.dt_s,
-                    home_lengths=home)
+    """The adaptive feedforward filter of the scenario's family (both halves: the learner adapts, the platform path
+    outputs); None where the family has none."""
+    make = FAMILY_PARTS[s.numerical.family].aff
+    return None if make is None else make(s)
 
 
 def apply_position_feedforward(commander: PlatformCommander, cmd, u) -> None:
     """Add a position-level feedforward u (6,) to a leg command and re-check the limits: feedforward can
-    never push a leg past its stroke."""
+    never push a leg past its stroke (the ILC's path; the AFF's goes through ``PlatformPath.add_feedforward``)."""
     cmd.length += u
     cmd.feedforward_position += u
     if commander.params.enforce_limits:

@@ -248,12 +248,16 @@ class Scenario:
         if self.plant != "sim":
             raise ParameterError(f"plant: {self.plant!r} is not allowed with numerical.model = {model!r}; expected "
                                  "'sim' (the rig has no hardware driver)")
-        for sec in ("ilc", "aff"):
-            if getattr(self, sec).enabled:
-                raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = {model!r} (the "
-                                     "learners add leg-space feedforward of the Stewart platform; the cubic-spring "
-                                     "rig's harmonic AFF runs in process: rths bartl cubic-spring)")
+        if self.ilc.enabled:
+            raise ParameterError(f"ilc.enabled: true is not allowed with numerical.model = {model!r} (the ILC adds "
+                                 "leg-space feedforward of the Stewart platform)")
         MODELS[model].build(self.numerical, self.loop.dt_s)    # names the rig's sample time if it differs
+        check = MODELS[model].validate
+        if check is not None:
+            check(self)                                       # the model's own rules (e.g. its AFF)
+        elif self.aff.enabled:
+            raise ParameterError(f"aff.enabled: true is not allowed with numerical.model = {model!r} (the rig has "
+                                 "no adaptive feedforward filter; expected false)")
 
     def _validate_building(self) -> None:
         """The servo-hydraulic benchmark: simulated plant, no contact-test controllers, one sample time."""

@@ -143,6 +143,8 @@ class VirtualRun:
         self.scalar_force.reset()
         npc, ilc, aff = self.npc, self.ilc, self.aff
         aff_sup = aff is not None and getattr(aff, "supervised", False)
+        # an AFF that adapts with the interface gap (the cubic-spring rig's) needs the command of step k+1
+        aff_interface = aff is not None and factory.FAMILY_PARTS[self.family].aff_gap == "interface"
         blend = self.blend
         if blend is not None:
             blend.reset()
@@ -176,7 +178,7 @@ class VirtualRun:
                 f_d = npc.update(f_prev, zd_prev, zda_prev, f_prev + f_d, zd)
             f_int = f_gated + f_d
             f_prev, zd_prev, zda_prev = f_gated, zd, qd_ach[0]
-            if aff is not None:          # the aff_learner's half: adapt with the gap of measurement k
+            if aff is not None and not aff_interface:   # the aff_learner's half: adapt with the leg gap of k
                 if aff_sup:              # harmonic AFF with the power-flow supervisor: P_in at the interface
                     aff.adapt(b_cmd - ff_pos, out.lengths, step=k, lam_vir=-f_gated, gap_interface=q_ach[0] - z)
                 else:
@@ -210,13 +212,15 @@ class VirtualRun:
             q[0], qd[0] = z, zd
             try:
                 cmd = path.command(q, qd)
+                if aff_interface:        # the aff_learner's half: the interface gap of the study's sample k+1
+                    aff.adapt_interface(z, q_ach[0], f_meas, step=k)
                 if aff is not None:      # the platform's half: u_{k+1} = Theta . [b_{k+1}, b_k, ...] (FIR)
                     #                          or W(t_{k+1}) theta_k (harmonic)
-                    factory.apply_position_feedforward(self.commander, cmd, aff.feedforward(cmd.length,
-                                                                                             step=k + 1))
+                    path.add_feedforward(cmd, aff.feedforward(cmd.length, step=k + 1))
                 if ilc is not None:
                     ilc.apply(k + 1, f_ilc, cmd.length, cmd.feedforward_velocity, cmd.feedforward_position)
-                if (aff is not None or ilc is not None) and self.commander.params.enforce_limits:
+                if (aff is not None or ilc is not None) and self.commander is not None \
+                        and self.commander.params.enforce_limits:
                     self.commander.check_command(cmd)   # the command as sent, after every feedforward
             except CommandRejected as exc:  # the node aborts the run here; so does the virtual run
                 rec["aborted"] = True

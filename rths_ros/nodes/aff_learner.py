@@ -15,9 +15,15 @@ z_ach[k] (InterfaceState) of the same step, and the supervisor takes P_in = lam_
 lam_VIR = -F_int (the force on the numerical part); lockstep waits for all five messages of step k, realtime uses
 the newest interface values if the step's own are not there.
 
+A filter that adapts with the interface gap (the family's ``aff_gap = "interface"``: the cubic-spring rig's AFF on
+a linear motor, rths_ros.core.models.bartl.rths.CubicSpringAff) reads no leg topics: after step k it takes the
+achieved z_ach[k] (InterfaceState), the measured force F[k] (InterfaceForce, ``measured``) and the command
+z_cmd[k+1] (InterfaceCommand), adapts, and publishes the coefficients of step k for the command of step k+1.  The
+last step of a trial has no next command: its coefficients are published unchanged.
+
 In:  /rths/leg_command (LegCommand, k), /rths/leg_state (LegState, k); with the supervisor also
      /rths/interface_force (InterfaceForce, k), /rths/interface_command (InterfaceCommand, k),
-     /rths/interface_state (InterfaceState, k)
+     /rths/interface_state (InterfaceState, k); interface-gap filters: only the three interface topics
 Out: /rths/aff_coefficients (AdaptiveFilter, k)
 """
 from __future__ import annotations
@@ -39,8 +45,10 @@ class AffLearnerNode(RthsNode):
         self.aff = factory.build_aff(scenario)
         self.home = np.array(self.aff.home_lengths, dtype=float)
         self.pub = self.control_publisher(AdaptiveFilter, "/rths/aff_coefficients")
-        self.control_subscription(LegCommand, "/rths/leg_command", self.on_leg_command)
-        self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)
+        self.interface_gap = factory.FAMILY_PARTS[scenario.numerical.family].aff_gap == "interface"
+        if not self.interface_gap:
+            self.control_subscription(LegCommand, "/rths/leg_command", self.on_leg_command)
+            self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)
         self.b_des: dict[int, np.ndarray] = {}
         self.b_meas: dict[int, np.ndarray] = {}
         # the power-flow supervisor of the harmonic AFF needs the interface force and gap of every step
@@ -49,9 +57,10 @@ class AffLearnerNode(RthsNode):
         self.z_cmd: dict[int, float] = {}
         self.z_ach: dict[int, float] = {}
         self._latest = [0.0, 0.0, 0.0]      # F_int, z_cmd, z_ach (realtime: newest values)
-        if self.supervised:
+        if self.supervised or self.interface_gap:
+            force_field = "measured" if self.interface_gap else "force"
             for i, (typ, topic, store, field) in enumerate((
-                    (InterfaceForce, "/rths/interface_force", self.f_int, "force"),
+                    (InterfaceForce, "/rths/interface_force", self.f_int, force_field),
                     (InterfaceCommand, "/rths/interface_command", self.z_cmd, "position"),
                     (InterfaceState, "/rths/interface_state", self.z_ach, "position"))):
                 self.control_subscription(typ, topic, self._interface_input(i, store, field))
@@ -121,7 +130,44 @@ class AffLearnerNode(RthsNode):
         self.b_meas[int(msg.step)] = np.asarray(msg.length, dtype=float)
         self._try()
 
+    def _try_interface(self) -> None:
+        """Interface-gap filter: step k needs z_ach[k], F[k] and z_cmd[k+1]; a trial's last step is skipped."""
+        last = self.trial_len - 1
+        if self.mode == "realtime" and len(self.z_ach) > 20 and self.next_k not in self.z_ach:   # a sample was lost
+            common = sorted(set(self.z_ach) & set(self.f_int) & {k - 1 for k in self.z_cmd})
+            if common and common[0] > self.next_k:
+                self.timing.lost_messages += common[0] - self.next_k
+                self.next_k = common[0]
+        while True:
+            k = self.next_k
+            if k - self.start > last:
+                break
+            final = k - self.start == last        # no command follows the trial's last step: nothing to adapt
+            if not (k in self.z_ach and k in self.f_int and (final or k + 1 in self.z_cmd)):
+                break
+            t0 = time.perf_counter_ns()
+            self.timing.tick()
+            if final:
+                self.z_ach.pop(k)
+                self.f_int.pop(k)
+            else:
+                self.aff.adapt_interface(self.z_cmd.pop(k + 1), self.z_ach.pop(k), self.f_int.pop(k),
+                                         step=k - self.start)
+            self.z_cmd.pop(k, None)
+            m = self.msg
+            m.header.stamp = self.get_clock().now().to_msg()
+            m.step = k
+            m.coefficients = self.aff.coefficients.ravel()
+            self.pub.publish(m)
+            self.next_k = k + 1
+            self.timing.compute(time.perf_counter_ns() - t0)
+        if self._stop_by is not None and self.next_k > self.stop_step and not self.done:
+            super().on_stop()
+
     def _try(self) -> None:
+        if self.interface_gap:
+            self._try_interface()
+            return
         if len(self.b_meas) > 20 and self.next_k not in self.b_meas:   # realtime: a sample was lost
             common = sorted(set(self.b_des) & set(self.b_meas))
             if common:

@@ -171,12 +171,12 @@ class StewartPlatformNode(RthsNode):
             if self.aff is not None:
                 th = self._theta_for(step)
                 if th is not None:
-                    u = self.aff.feedforward(cmd.length, th, step=local)
-                    factory.apply_position_feedforward(path.commander, cmd, u)
+                    path.add_feedforward(cmd, self.aff.feedforward(cmd.length, th, step=local))
             if self.ilc is not None:
                 self.ilc.apply(local, self.ilc_ff[self.trial_of(step)], cmd.length, cmd.feedforward_velocity,
                                cmd.feedforward_position)
-            if (self.aff is not None or self.ilc is not None) and path.commander.params.enforce_limits:
+            if (self.aff is not None or self.ilc is not None) and path.commander is not None \
+                    and path.commander.params.enforce_limits:
                 path.commander.check_command(cmd)   # the command as sent, after every feedforward
         except CommandRejected as exc:
             self._fault(step, f"feedforward: {exc}")

@@ -44,12 +44,20 @@ TOPICS: tuple[Topic, ...] = (
 BY_NAME = {t.name: t for t in TOPICS}
 
 
+#: the leg topics an adaptive filter's learner reads when it adapts with the leg gap
+LEG_GAP_TOPICS = ("/rths/leg_state", "/rths/leg_command")
+
+
 def consumers(topic: str, scenario) -> tuple[str, ...]:
     """The nodes that read ``topic`` in this scenario: the table's consumers, except that the ft_sensor reads a
     sensor driver's WrenchStamped instead of /rths/raw_wrench when ``standard_interfaces.wrench_input_topic`` is
-    set."""
+    set, and that an aff_learner adapting with the interface gap (the family's ``aff_gap``) reads no leg topic."""
     if topic == "/rths/raw_wrench" and scenario.standard_interfaces.wrench_input_topic:
         return ()
+    if topic in LEG_GAP_TOPICS:
+        from rths_ros.app.factory import FAMILY_PARTS
+        if FAMILY_PARTS[scenario.numerical.family].aff_gap != "legs":
+            return tuple(c for c in BY_NAME[topic].consumers if c != "aff_learner")
     return BY_NAME[topic].consumers
 
 

@@ -61,7 +61,11 @@ def invalid_values(row: dict) -> list:
         if kind == "list of number":
             n = _n_elements(allowed)
             lo, hi = _range(allowed)
-            out += [[1.0] * (n - 1), [1.0] * (n + 1), ["a"] * n, [float("nan")] * n, [hi + max(1.0, abs(hi))] * n]
+            if n is None:            # a list of any length (at least one element)
+                out += [[], ["a"], [float("nan")], [hi + max(1.0, abs(hi))], [1.0, lo - max(1.0, abs(lo))]]
+            else:
+                out += [[1.0] * (n - 1), [1.0] * (n + 1), ["a"] * n, [float("nan")] * n,
+                        [hi + max(1.0, abs(hi))] * n]
         elif kind == "list of integer":
             lo, hi = _integer_range(allowed)
             out += [[2.5], [lo - 1], [2 * hi + 1], ["a"]]

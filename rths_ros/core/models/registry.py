@@ -36,7 +36,8 @@ class ModelEntry:
     qualification on the twin (``rths qualify``, rths_ros.analysis.twin_qualification) supports the model.
     ``reference_report`` ``(scenario.numerical, dt_s, t_end_s) -> dict``: the reference solution as ``rths reference``
     prints and plots it (keys ``title, t, contact, series, events, marks, method``; see
-    :func:`rths_ros.core.models.contact1d.reference_report`), None when the model has none."""
+    :func:`rths_ros.core.models.contact1d.reference_report`), None when the model has none.  ``validate``
+    ``(scenario) -> None``: the model's own checks of a whole scenario (raise ParameterError naming the key)."""
 
     family: str
     build: Callable[[Any, float], NumericalModel]
@@ -46,6 +47,7 @@ class ModelEntry:
     params: type | None = None
     qualification: bool = False
     reference_report: Callable[[Any, float, float], dict] | None = None
+    validate: Callable[[Any], None] | None = None
 
 
 MODELS: dict[str, ModelEntry] = {
@@ -71,7 +73,7 @@ MODELS: dict[str, ModelEntry] = {
     "cubic_spring": ModelEntry("linear_motor", bartl_rths.build, "mass-spring-damper with a harmonic force, Newmark, "
                                "coupled to a cubic spring on a linear motor (numerical.cubic_spring; seed 001 §6.2)",
                                bartl_rths.reference, section="cubic_spring",
-                               params=bartl_rths.CubicSpringScenarioParams),
+                               params=bartl_rths.CubicSpringScenarioParams, validate=bartl_rths.validate_scenario),
     "dubois_damper": ModelEntry("damper_rig", dubois_rths.build, "2-DOF chain with base excitation as modal "
                                 "transfer functions (RK4), coupled to a hydraulic damper on a servo-hydraulic "
                                 "actuator (numerical.dubois_damper; seed 004)", section="dubois_damper",

@@ -20,16 +20,18 @@ __all__ = ["LinearActuatorPath", "DirectForce"]
 
 class LinearActuatorPath:
     """Open-loop path: demand = interface command, or ``shaper(interface command)`` (a compensation of the
-    transfer system, e.g. the damper rig's inverse process model; ``shaper.reset()`` starts a trial).  An interface
-    command or a demand beyond ``limit_m`` (or not finite) is refused and the run aborts (the actuator's own stroke
-    clipping is the plant's).  No leg commander: the leg-space feedforward learners (ILC, AFF) do not apply."""
+    transfer system, e.g. the damper rig's inverse process model; ``shaper.reset()`` starts a trial), or 0 with
+    ``follow_command = False`` (pure adaptive feedforward: the filter's output, :meth:`add_feedforward`, is the
+    demand).  An interface command or a demand beyond ``limit_m`` (or not finite) is refused and the run aborts
+    (the actuator's own stroke clipping is the plant's).  No leg commander: the leg-space ILC does not apply."""
 
     closed_loop = False
     commander = None
 
-    def __init__(self, limit_m: float, shaper=None):
+    def __init__(self, limit_m: float, shaper=None, follow_command: bool = True):
         self.limit_m = float(limit_m)
         self.shaper = shaper
+        self.follow = bool(follow_command)   # False: the demand is the adaptive filter's output alone (pure AFF)
         self.start_lengths = np.zeros(6)
         self._out = LegCommandArrays()
 
@@ -52,9 +54,16 @@ class LinearActuatorPath:
             self._limit("actuator demand", r)
             out.length[0] = r
         else:
-            out.length[0] = x
-        out.velocity[0] = float(velocity[0])
+            out.length[0] = x if self.follow else 0.0
+        out.velocity[0] = float(velocity[0]) if self.follow else 0.0
+        out.feedforward_position[0] = 0.0
         return out
+
+    def add_feedforward(self, cmd: LegCommandArrays, u) -> None:
+        """Add an adaptive filter's output ``u[0]`` to the demand and check the limit again."""
+        cmd.length[0] += u[0]
+        cmd.feedforward_position[0] += u[0]
+        self._limit("actuator demand", float(cmd.length[0]))
 
     def check(self, cmd: LegCommandArrays) -> None:
         self._limit("actuator demand", float(cmd.length[0]))

@@ -15,7 +15,9 @@ the inputs, ``update`` to an output.
 * ``check(cmd)``: the limits of a command changed after :meth:`command` (raises ``CommandRejected``);
 * ``achieved(lengths, velocities) -> (q, q')``: the interface state of measured legs;
 * ``commander``: the :class:`~rths_ros.core.platform.commander.PlatformCommander` that the feedforward learners
-  (ILC, AFF) add to, or None where they do not apply.
+  (ILC, AFF) add to, or None where they do not apply;
+* ``add_feedforward(cmd, u)``: add an adaptive filter's position-level output ``u`` (6,) to a command and check
+  the limits again (raises ``CommandRejected``).
 
 :class:`ForcePath` (ft_sensor): ``needs_leg_state`` (the load needs the measured legs of the same step),
 ``reset()`` and ``process(wrench, lengths) -> (force, measured, contact)`` (sequences of the model's force
@@ -47,6 +49,8 @@ class PlatformPath(Protocol):
     def check(self, cmd: LegCommandArrays) -> None: ...
 
     def achieved(self, lengths, velocities) -> tuple[Sequence[float], Sequence[float]]: ...
+
+    def add_feedforward(self, cmd: LegCommandArrays, u) -> None: ...
 
 
 @runtime_checkable
@@ -86,6 +90,13 @@ class InterfacePath:
 
     def achieved(self, lengths, velocities):
         return self.map.achieved(lengths, velocities)
+
+    def add_feedforward(self, cmd: LegCommandArrays, u) -> None:
+        """``b += u`` on every leg; the leg limits are checked again (the stroke holds whatever the filter adds)."""
+        cmd.length += u
+        cmd.feedforward_position += u
+        if self.commander.params.enforce_limits:
+            self.commander.check(cmd.length, cmd.velocity)
 
 
 class ScalarForcePath:

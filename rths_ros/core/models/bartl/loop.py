@@ -13,7 +13,8 @@ Strategies (argument ``strategy``):
 
 One sample (dt) of the loop, k -> k+1:
 
-1. the AFF receives the gap g[k], g_ext[k] and lambda_VIR[k] and returns u[k] = W(t_k) theta;
+1. the AFF receives the gap g[k], g_ext[k] and lambda_VIR[k] and returns u[k] = W(t_k) theta (from k = 1 on: the
+   demand of sample 0 is the rig at rest, and the AFF's first sample, which starts its identification, is k = 1);
 2. the demand x_d is held over [t_k, t_k+1) and the rig advances (:meth:`CubicSpringRig.advance`), giving the
    measured position y_EXP[k+1] and force f_meas[k+1];
 3. the passivity controller (if any) observes step k and returns F_d = alpha y_VIR-dot[k];
@@ -108,7 +109,7 @@ def simulate_cubic(strategy: str, f_hz: float, amp_n: float, t_end_s: float,
     for k in range(n):
         t = k * dt
         u_ff = 0.0
-        if filt is not None:
+        if filt is not None and k > 0:    # sample 0: the rig at rest, as every trial of the node graph starts
             garr[0], gearr[0], lamarr[0] = g, ge, lam
             u_ff = float(filt.step(t, garr, gearr, lamarr)[0])
             if pf is not None:

@@ -42,14 +42,37 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.core.models.bartl.cubic_spring import CubicSpringParams, CubicSpringRig, spring_force
+from rths_ros.core.learning.aff.harmonic_params import HarmonicAffParams
+from rths_ros.core.models.bartl.cubic_spring import CubicSpringParams, CubicSpringRig, PeakFilter, spring_force
 from rths_ros.core.models.base import OneDofModel
 from rths_ros.core.numerics.newmark import newmark_sdof_step
 from rths_ros.core.plant.base import PlantOutput
 from rths_ros.params import ParameterError, param
 
-__all__ = ["CubicSpringScenarioParams", "VirtualPart", "CubicSpringTwin", "build", "rig_params", "reference",
-           "reference_motion"]
+__all__ = ["CubicSpringAffParams", "CubicSpringScenarioParams", "VirtualPart", "CubicSpringTwin", "CubicSpringAff", "build", "rig_params",
+           "reference", "reference_motion", "strategy_of", "validate_scenario"]
+
+
+@dataclass(frozen=True)
+class CubicSpringAffParams(HarmonicAffParams):
+    """The harmonic AFF of §6.2.1 (Table 6.3): one harmonic, LMS with mu_init = 0.1, the supervisor's constants;
+    the RLS identification of 1 s (random theta held 0.1 s, +-1 mm) is this package's choice, as in
+    :func:`rths_ros.core.models.bartl.loop.table63_aff`."""
+
+    frequencies_hz: tuple[float, ...] = param([10.0], "Hz", 1e-3, 1e4, "basis frequencies; the first must be "
+                                              "numerical.cubic_spring.excitation_frequency_hz")
+    law: str = param("lms", "", doc="adaptation law of theta: lms (eqs. 5.18-5.20) or rls (QR-RLS, Alg. 3)",
+                     choices=("lms", "rls"))
+    simultaneous: bool = param(False, "", doc="identify P_gu during the adaptation too (Alg. 5; needs law rls)")
+    mu_lms: float = param(0.1, "", 0.0, 100.0, "normalised LMS gain mu_LMS (= mu_init of the supervisor; Table "
+                                               "6.3: 0.1)")
+    mu_id_rls: float = param(0.9995, "", 1e-6, 1.0, "RLS forgetting factor of the identification")
+    t_id_s: float = param(1.0, "s", 0.0, 1e6, "duration of the identification phase (f_ext = 0)")
+    t_rand_s: float = param(0.1, "s", 1e-6, 1e6, "hold time of each random identification theta")
+    id_amplitude: float = param(1e-3, "m", 0.0, 1e9, "random identification theta uniform in [-a, a]")
+    p_lim_w: float = param(-0.3, "W", -1e9, 0.0, "power-inflow limit P_lim (Table 6.3: -0.3 W)")
+    da_mu_down: float = param(0.001, "", 0.0, 1.0, "step Delta_down a_mu per violating sample (Table 6.3)")
+    b_mu: float = param(2.0, "", 1.0, 100.0, "exponent b_mu of mu = mu_init a_mu^b_mu (Table 6.3: 2)")
 
 
 @dataclass(frozen=True)
@@ -61,7 +84,43 @@ class CubicSpringScenarioParams(CubicSpringParams):
                                           "virtual part (§6.2.2: 10 N at 10 Hz, 40 N at 20 and 30 Hz)")
     excitation_frequency_hz: float = param(10.0, "Hz", 0.0, 500.0, "frequency f of the excitation")
     excitation_on_s: float = param(0.0, "s", 0.0, 1e4, "time the excitation is switched on (a step of the "
-                                   "cosine: f_ext = 0 before)")
+                                   "cosine: f_ext = 0 before); with the AFF at least aff.t_id_s + dt_s (its "
+                                   "identification needs f_ext = 0)")
+    displacement_control: bool = param(True, "", doc="the motor's demand includes y_VIR (displacement control, "
+                                       "§4.4); false: pure AFF (§5.2), the demand is the AFF's output alone")
+    aff: CubicSpringAffParams = param(CubicSpringAffParams(), doc="harmonic AFF of §6.2.1 (Table 6.3: one harmonic "
+                                      "at the excitation frequency, LMS mu_init = 0.1; RLS identification of 1 s), run "
+                                      "by the aff_learner node when aff.enabled is true")
+    peak_filter: bool = param(True, "", doc="peak filter at the excitation frequency on the AFF output (§6.2.1)")
+    peak_bw_hz: float = param(2.0, "Hz", 1e-3, 100.0, "bandwidth of the peak filter (zeta = bw / (2 f))")
+
+
+def validate_scenario(s) -> None:
+    """The rig's own checks of a scenario (``s``: the whole scenario): a demand for the motor, the AFF's basis on
+    the excitation frequency, its identification before the excitation."""
+    p = s.numerical.cubic_spring
+    if not p.displacement_control and not s.aff.enabled:
+        raise ParameterError("numerical.cubic_spring.displacement_control: false is not allowed with aff.enabled = "
+                             "false (the motor would get no demand); expected true, or the AFF on")
+    if not s.aff.enabled:
+        return
+    f = tuple(p.aff.frequencies_hz)
+    if not f or abs(f[0] - p.excitation_frequency_hz) > 1e-9:
+        raise ParameterError(f"numerical.cubic_spring.aff.frequencies_hz: {list(f)!r} is not allowed with "
+                             f"numerical.cubic_spring.excitation_frequency_hz = {p.excitation_frequency_hz!r}; "
+                             "expected the excitation frequency first (the basis of §6.2.1)")
+    t_min = p.aff.t_id_s + s.loop.dt_s
+    if p.aff.t_id_s > 0.0 and p.excitation_on_s < t_min - 1e-12:
+        raise ParameterError(f"numerical.cubic_spring.excitation_on_s: {p.excitation_on_s!r} is too early; expected "
+                             f">= aff.t_id_s + loop.dt_s = {t_min:g} s (the AFF identifies with f_ext = 0, from the "
+                             "first step on)")
+
+
+def strategy_of(p: CubicSpringScenarioParams, aff: bool, pbc: bool) -> str:
+    """The rig study's name of a configuration: pbc, aff, pbc_aff; displacement control without either is ''."""
+    if aff:
+        return "pbc_aff" if p.displacement_control else "aff"
+    return "pbc" if p.displacement_control else ""
 
 
 def rig_params(p: CubicSpringScenarioParams) -> CubicSpringParams:
@@ -175,3 +234,70 @@ def reference(numerical, n_rows: int, dt_s: float) -> dict:
     contact (the spring is fixed to the rod)."""
     t = np.arange(n_rows) * dt_s
     return {"z": reference_motion(numerical.cubic_spring, t), "contact": np.ones(n_rows, dtype=bool)}
+
+
+class CubicSpringAff:
+    """The harmonic AFF of the cubic-spring rig through the node graph, both halves (the aff_learner adapts, the
+    stewart_platform outputs), with the interface of the leg filters (``coefficients``, ``reset``,
+    ``feedforward``); it adapts with the interface gap, not a leg gap (the family's ``aff_gap = "interface"``).
+
+    Learner half, after step k (:meth:`adapt_interface`): the gap of the rig study's sample k+1,
+    ``g = y_EXP - y_VIR`` = the rod position measured after the demand of step k (interface state k) minus the
+    interface command of step k+1, ``lambda_VIR`` = minus the force measured with it (interface force k) and
+    ``g_ext`` = minus a second virtual part driven by f_ext alone; :class:`~rths_ros.core.learning.aff.harmonic.
+    HarmonicAff` adapts theta with the basis at t_k+1 (its first call starts the identification).  Platform half
+    (:meth:`feedforward`): u = W(t_k+1) theta through the peak filter, added to the demand of step k+1.  This is
+    :func:`rths_ros.core.models.bartl.loop.simulate_cubic` split in two: the signals agree bit for bit."""
+
+    kind = "harmonic"
+    uses_output = False
+    supervised = False
+
+    def __init__(self, p: CubicSpringScenarioParams, dt_s: float):
+        from rths_ros.core.learning.aff.harmonic import HarmonicAff
+        from rths_ros.core.learning.aff.harmonic_legs import harmonic_feedforward_kernel
+        self.p = p
+        self.dt_s = float(dt_s)
+        self.filt = HarmonicAff(p.aff)
+        self.omegas = self.filt.omegas
+        self.external = VirtualPart(p, dt_s)          # the virtual part under f_ext alone: g_ext = -x
+        f = p.excitation_frequency_hz
+        self.pf = PeakFilter(f, dt_s, p.peak_bw_hz / (2.0 * f)) if p.peak_filter and f > 0.0 else None
+        self._kernel = harmonic_feedforward_kernel
+        self._g, self._ge, self._lam = np.zeros(1), np.zeros(1), np.zeros(1)
+        self._u1 = np.zeros(1)
+        self._u = np.zeros(6)
+        self._coef = np.zeros((6, self.filt.theta_app.size))
+        self.home_lengths = np.zeros(6)
+        self.reset()
+
+    @property
+    def coefficients(self) -> np.ndarray:
+        """theta as applied, in the leg filters' layout (6, 2 n): row 0 is the motor's (the message carries six
+        rows; the others stay 0)."""
+        self._coef[0] = self.filt.theta_app
+        return self._coef
+
+    def reset(self, home_lengths=None) -> None:
+        self.filt.reset()
+        self.external.reset()
+        if self.pf is not None:
+            self.pf.reset()
+        self._u[:] = 0.0
+
+    def adapt_interface(self, z_cmd_next: float, z_ach: float, f_meas: float, step: int) -> None:
+        """Learner half after step ``step`` = k (local): adapt with the gap of the study's sample k+1."""
+        x_ext, _ = self.external.step(0.0)
+        self._g[0] = float(z_ach) - float(z_cmd_next)
+        self._ge[0] = -x_ext
+        self._lam[0] = -float(f_meas)
+        self.filt.step((step + 1) * self.dt_s, self._g, self._ge, self._lam)
+
+    def feedforward(self, b=None, theta=None, step: int = 0) -> np.ndarray:
+        """Platform half: u = PF(W(t_step) theta) for the demand of step ``step`` (local), at index 0 of a 6-array;
+        ``theta``: the published coefficients (default: this filter's own)."""
+        th = self.coefficients[:1] if theta is None else np.asarray(theta, dtype=float).reshape(6, -1)[:1]
+        self._kernel(th, self.omegas, step * self.dt_s, self._u1)
+        u = float(self._u1[0])
+        self._u[0] = self.pf(u) if self.pf is not None else u
+        return self._u

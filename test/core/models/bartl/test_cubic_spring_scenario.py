@@ -1,7 +1,8 @@
 """Seed 001's cubic-spring rig as a scenario of the linear-motor family (numerical.model = cubic_spring): the
-in-process virtual run drives the same loop as the rig study's simulate_cubic (bit for bit), reproduces the pure
-passivity-control row of docs/bartl_rigs.md, and without the passivity controller the coupled test goes unstable
-and aborts at the interface limit.  The scenario checks name the key, value and what is allowed."""
+in-process virtual run drives the same loop as the rig study's simulate_cubic (bit for bit, with the passivity
+controller, the AFF and both), reproduces the rig study's rows and findings (docs/bartl_rigs.md): without the
+passivity controller the coupled test goes unstable and aborts at the interface limit, unsupervised LMS runs away,
+the supervisor stabilises it, PBC + AFF removes the offset of pure AFF.  The scenario checks name the key."""
 from __future__ import annotations
 
 import numpy as np
@@ -101,11 +102,50 @@ def test_linear_actuator_path_refuses_what_it_must_not_command():
 
 
 @pytest.mark.parametrize("over, key", [
-    (["aff.enabled=true"], "aff.enabled"),
     (["ilc.enabled=true"], "ilc.enabled"),
+    (["numerical.cubic_spring.displacement_control=false"], "numerical.cubic_spring.displacement_control"),
+    (["aff.enabled=true"], "numerical.cubic_spring.excitation_on_s"),
+    (["aff.enabled=true", "numerical.cubic_spring.excitation_on_s=1.001",
+      "numerical.cubic_spring.excitation_frequency_hz=20"], "numerical.cubic_spring.aff.frequencies_hz"),
     (["plant=hardware"], "plant"),
     (["numerical.cubic_spring.dt_s=0.0005"], "numerical.cubic_spring.dt_s"),
 ])
 def test_scenario_checks_name_the_key(over, key):
     with pytest.raises(ParameterError, match=key.replace(".", r"\.")):
         scn.load(NAME, over)
+
+
+@pytest.mark.parametrize("name, strategy", [("cubic_spring_aff_supervised", "aff"),
+                                            ("cubic_spring_pbc_aff", "pbc_aff")])
+def test_aff_scenarios_are_the_rig_study_loop_bit_for_bit(name, strategy):
+    s = scn.load(name, ["loop.duration_s=3"])
+    v = run_virtual(s)
+    p = s.numerical.cubic_spring
+    assert not v["aborted"] and s.aff.enabled and "aff_learner" in s.run_nodes
+    core = simulate_cubic(strategy, 10.0, 10.0, 3.0, aff=p.aff, pbc=s.passivity, t_on_s=p.excitation_on_s)
+    r = study_layout(v, s)
+    for key in ("y_vir", "y_exp", "lam_vir", "x_d"):
+        mine = r[key] if key != "x_d" else v["b_cmd"][:, 0]      # the demand of step k (0: the rig at rest)
+        assert np.array_equal(mine[:3000], core[key]), key
+    assert np.max(np.abs(core["x_d"][:1000])) > 1e-4     # the identification moves the motor before f_ext
+
+
+def test_supervisor_stabilises_the_lms_that_runs_away_alone():
+    """§6.2.1: LMS with mu_init = 0.1 is unstable alone; the supervisor stabilises it in < 0.5 s with about 3 W of
+    peak outflow; pure AFF synchronises phase and amplitude but keeps an offset (docs: 0.5 mm)."""
+    s = scn.load("cubic_spring_aff_supervised", ["numerical.cubic_spring.aff.supervisor=false"])
+    v = run_virtual(s)
+    assert v["aborted"] and "actuator demand" in v["abort_reason"] and v["k"].size < 2000
+    s = scn.load("cubic_spring_aff_supervised", [])
+    m, _ = linear_motor_metrics(run_virtual(s), s)
+    assert m["stable"] is True and m["t_stab_s"] is not None and m["t_stab_s"] < 0.5
+    assert 0.5 < m["p_out_max_w"] < 10.0
+    assert m["ratio"] == pytest.approx(1.0, abs=0.01) and abs(m["phase_deg"]) < 1.0
+    assert m["offset_mm"] == pytest.approx(0.5, abs=0.1)
+
+
+def test_pbc_with_aff_removes_the_offset_and_the_phase_error():
+    s = scn.load("cubic_spring_pbc_aff", [])
+    m, _ = linear_motor_metrics(run_virtual(s), s)
+    assert m["stable"] is True and abs(m["offset_mm"]) < 0.05 and abs(m["phase_deg"]) < 1.0
+    assert m["ratio"] == pytest.approx(1.0, abs=0.01) and m["sync_error"] < 0.02
