@@ -1,6 +1,9 @@
-"""Shared check of the contact-test variants: a lockstep graph run reproduces the in-process virtual run."""
+"""Shared check of the 1-D loop's scenarios (the contact-test variants and the single-actuator rigs): a lockstep
+graph run reproduces the in-process virtual run."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,3 +31,14 @@ def assert_graph_matches_virtual(bag: Path, name: str, rtol: float = 1e-9, overr
         assert err < rtol, f"{key}: relative deviation {err:.3g}"
     assert np.array_equal(rec["contact"], v["contact"])
     return rec, s, v
+
+
+def run_scenario(name: str, out: Path, *sets: str) -> subprocess.CompletedProcess:
+    """`rths run NAME --out OUT [--set ...]` as a subprocess; asserts that it exits 0."""
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "rths_ros.cli", "run", name, "--out", str(out)]
+    for o in sets:
+        cmd += ["--set", o]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p

@@ -19,15 +19,13 @@ The force the numerical part was fed (the blend ``gamma f_p + (1 - gamma) f_n``)
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
-from rths_ros.analysis.status import apply_status, status_lines
+from rths_ros.analysis.rig_run import last_trial, report_head, write_outputs
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import fault_text
 from rths_ros.core.sysid.qualification import fourier_coefficient
 
 __all__ = ["ACCEPT_TOL", "damper_metrics", "analyze_damper_rig"]
@@ -123,16 +121,13 @@ def plot_damper(tr: dict, s: scn.Scenario, w: int, out: Path) -> list[Path]:
     return [path]
 
 
-def _write_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path) -> Path:
+def _report(m: dict, s: scn.Scenario) -> list[str]:
     def f(key, fmt="{:.4g}"):
         v = m.get(key)
         return "n/a" if v is None else fmt.format(v)
-    lines = [f"# {s.name}: seed 004's substructured damper rig", "", s.description, "",
-             f"Process model {m['process_model']}, base motion {m['amplitude_mm']:g} mm at {m['frequency_hz']:g} Hz, "
-             f"{m['steps']} steps ({m['duration_s']:.3f} s).", ""]
-    if m.get("run_status"):
-        lines += [f"**Run: {m['run_status']}.**", ""]
-    lines += [f"**{'Stable' if m['stable'] else 'Not stable'}**: {m['stability_reason']}.", ""]
+    lines = report_head("seed 004's substructured damper rig", s, m,
+                        f"Process model {m['process_model']}, base motion {m['amplitude_mm']:g} mm at "
+                        f"{m['frequency_hz']:g} Hz, {m['steps']} steps ({m['duration_s']:.3f} s).")
     if "H_abs" in m:
         lines += [f"Over the last {m['eval_window_s']:g} s:", "", "| measure | value |", "|---|---|",
                   f"| abs(H), x2 physical / numerical | {f('H_abs', '{:.4f}')} |",
@@ -148,41 +143,22 @@ def _write_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path) -> Pat
         lines += [f"The rig study's loop (run_substructured) with the same settings gives identical signals: "
                   f"{cc['identical']} (max abs difference of x2 numerical {cc['max_abs_signal_difference']['x2_num']:.3g}"
                   f" m).", ""]
-    for p_ in plots:
-        lines += [f"![{p_.stem}]({p_.name})", ""]
-    path = out / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return lines
 
 
 def analyze_damper_rig(rec: dict, s: scn.Scenario, out: Path) -> dict:
     """metrics.json, report.md and the plot of the last trial of a damper-rig record (graph or virtual run)."""
-    from rths_ros.app.vrths import trial_slice
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    trial_len = s.steps + 1
-    n_trials = max(1, int(np.ceil(rec["k"].size / trial_len)))
-    tr = trial_slice(rec, n_trials - 1, trial_len)
-    st = rec.get("run_status")
-    aborted = bool(rec.get("aborted", False)) or (st is not None and st.status in ("aborted", "interrupted"))
-    reason = rec.get("abort_reason", "") or ((fault_text(st.first_fault) if st.first_fault else st.status)
-                                             if st is not None else "")
-    m = damper_metrics(tr, s, aborted, reason or "")
+    tr, n_trials, aborted, reason = last_trial(rec, s)
+    m = damper_metrics(tr, s, aborted, reason)
     m["n_trials"] = n_trials
     if n_trials == 1 and not aborted and tr["k"].size > 2:
         m["core_check"] = _core_check(s, tr)
-    if st is not None:
-        apply_status(m, st)
     plots = plot_damper(tr, s, int(round(m["eval_window_s"] / s.loop.dt_s)), out)
-    (out / "metrics.json").write_text(json.dumps(m, indent=2, default=float))
-    report = _write_report(m, s, plots, out)
-    lines = (status_lines(st) if st is not None else []) + [
-        f"metrics: {out / 'metrics.json'}", f"report : {report}", f"plots  : {', '.join(p_.name for p_ in plots)}"]
+    summary = []
     if "H_abs" in m:
-        lines.append(f"|H| = {m['H_abs']:.4f}, phase {m['H_phase_deg']:+.2f} deg, |H - 1| = {m['H_error']:.4f} "
-                     f"({'acceptable' if m['acceptable'] else 'not acceptable'}), RMS/noise = {m['rms_over_noise']:.1f}")
-    lines.append(f"stable={m['stable']}: {m['stability_reason']}")
-    if "core_check" in m:
-        lines.append(f"in-process run_substructured with the same settings: identical signals = "
-                     f"{m['core_check']['identical']}")
-    return {"metrics": m, "lines": lines}
+        summary.append(f"|H| = {m['H_abs']:.4f}, phase {m['H_phase_deg']:+.2f} deg, |H - 1| = {m['H_error']:.4f} "
+                       f"({'acceptable' if m['acceptable'] else 'not acceptable'}), RMS/noise = "
+                       f"{m['rms_over_noise']:.1f}")
+    return write_outputs(rec, m, out, lambda mm: _report(mm, s), plots, summary, "run_substructured")

@@ -18,16 +18,14 @@ identical.
 """
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
 from rths_ros.analysis.bartl_rigs import T_EVAL_S, cubic_measures
-from rths_ros.analysis.status import apply_status, status_lines
+from rths_ros.analysis.rig_run import last_trial, report_head, write_outputs
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import fault_text
 from rths_ros.core.methods.lumped_mass import fit_harmonic
 from rths_ros.core.models.bartl.rths import reference_motion, rig_params, strategy_of
 
@@ -174,18 +172,13 @@ def plot_linear_motor(r: dict, ref: np.ndarray, t_eval: float, out: Path) -> lis
     return paths
 
 
-def _write_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path) -> Path:
+def _report(m: dict, s: scn.Scenario) -> list[str]:
     def f(key, fmt="{:.4g}"):
         v = m.get(key)
         return "n/a" if v is None else fmt.format(v)
-    lines = [f"# {s.name}: seed 001's cubic-spring rig on a linear motor", "", s.description, "",
-             f"{m['strategy']}, excitation {m['excitation_n']:g} N at {m['excitation_hz']:g} Hz, {m['steps']} steps "
-             f"({m['duration_s']:.3f} s).", ""]
-    if m.get("run_status"):
-        lines += [f"**Run: {m['run_status']}.**", ""]
-    if m["aborted"]:
-        lines += [f"**ABORTED**: {m['abort_reason']}", ""]
-    lines += [f"**{'Stable' if m['stable'] else 'Not stable'}**: {m['stability_reason']}.", ""]
+    lines = report_head("seed 001's cubic-spring rig on a linear motor", s, m,
+                        f"{m['strategy']}, excitation {m['excitation_n']:g} N at {m['excitation_hz']:g} Hz, "
+                        f"{m['steps']} steps ({m['duration_s']:.3f} s).")
     if "ratio" in m:
         lines += [f"Over the last {m['eval_window_s']:g} s:", "", "| measure | value |", "|---|---|",
                   f"| y_EXP / y_VIR amplitude | {f('ratio', '{:.4f}')} |",
@@ -195,53 +188,35 @@ def _write_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path) -> Pat
                   f"| y_VIR amplitude / reference | {f('ref_ratio', '{:.3f}')} ({f('y_vir_amp_mm', '{:.3f}')} / "
                   f"{f('ref_amp_mm', '{:.3f}')} mm) |",
                   f"| demand clipped | {f('sat_fraction', '{:.1%}')} |",
-                  f"| peak power outflow | {f('p_out_max_w', '{:.3g}')} W |",
+                  f"| peak power outflow / stabilised after | {f('p_out_max_w', '{:.3g}')} W / "
+                  f"{f('t_stab_s', '{:.2f}')} s |",
                   f"| energy dissipated by the passivity controller | {f('E_diss_J', '{:.3g}')} J |",
                   f"| peak damping force / motor force | {f('peak_damping_force_n', '{:.3g}')} / "
                   f"{f('peak_motor_force_n', '{:.3g}')} N |", ""]
     cc = m.get("core_check")
     if cc is not None:
-        lines += [f"The in-process rig study's loop (simulate_cubic) with the same settings gives identical signals: "
-                  f"{cc['identical']} (max abs difference of y_VIR "
+        lines += [f"The in-process rig study's loop (simulate_cubic, strategy {cc['strategy']}) with the same settings "
+                  f"gives identical signals: {cc['identical']} (max abs difference of y_VIR "
                   f"{cc['max_abs_signal_difference']['y_vir']:.3g} m).", ""]
-    for p_ in plots:
-        lines += [f"![{p_.stem}]({p_.name})", ""]
-    path = out / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return lines
 
 
 def analyze_linear_motor(rec: dict, s: scn.Scenario, out: Path) -> dict:
     """metrics.json, report.md and the plots of the last trial of a linear-motor record (graph or virtual run)."""
-    from rths_ros.app.vrths import trial_slice
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    trial_len = s.steps + 1
-    n_trials = max(1, int(np.ceil(rec["k"].size / trial_len)))
-    tr = trial_slice(rec, n_trials - 1, trial_len)
-    st = rec.get("run_status")
-    aborted = bool(rec.get("aborted", False)) or (st is not None and st.status in ("aborted", "interrupted"))
-    reason = rec.get("abort_reason", "") or ((fault_text(st.first_fault) if st.first_fault else st.status)
-                                             if st is not None else "")
-    m, r = linear_motor_metrics(tr, s, aborted, reason or "")
+    tr, n_trials, aborted, reason = last_trial(rec, s)
+    m, r = linear_motor_metrics(tr, s, aborted, reason)
     m["n_trials"] = n_trials
     if n_trials == 1 and not aborted:
         cc = _core_check(s, r)
         if cc is not None:
             m["core_check"] = cc
-    if rec.get("run_status") is not None:
-        apply_status(m, rec["run_status"])
     ref = reference_motion(s.numerical.cubic_spring, r["t"])
     plots = plot_linear_motor(r, ref, m.get("eval_window_s", 0.0) or float(r["t"][-1]), out)
-    (out / "metrics.json").write_text(json.dumps(m, indent=2, default=float))
-    report = _write_report(m, s, plots, out)
-    lines = (status_lines(rec["run_status"]) if rec.get("run_status") is not None else []) + [
-        f"metrics: {out / 'metrics.json'}", f"report : {report}", f"plots  : {', '.join(p_.name for p_ in plots)}"]
+    summary = []
     if "ratio" in m:
-        lines.append(f"y_EXP/y_VIR = {m['ratio']:.4f}, phase {m['phase_deg']:+.1f} deg, offset {m['offset_mm']:+.4f} mm, "
-                     f"sync error {m['sync_error']:.3g}, y_VIR/reference {m['ref_ratio']:.3f}")
-    lines.append(f"stable={m['stable']}: {m['stability_reason']}")
-    if "core_check" in m:
-        lines.append(f"in-process simulate_cubic with the same settings: identical signals = "
-                     f"{m['core_check']['identical']}")
-    return {"metrics": m, "lines": lines}
+        summary.append(f"y_EXP/y_VIR = {m['ratio']:.4f}, phase {m['phase_deg']:+.1f} deg, offset "
+                       f"{m['offset_mm']:+.4f} mm, sync error {m['sync_error']:.3g}, y_VIR/reference "
+                       f"{m['ref_ratio']:.3f}")
+    return write_outputs(rec, m, out, lambda mm: _report(mm, s), plots, summary, "simulate_cubic")

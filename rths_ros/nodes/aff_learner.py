@@ -130,6 +130,16 @@ class AffLearnerNode(RthsNode):
         self.b_meas[int(msg.step)] = np.asarray(msg.length, dtype=float)
         self._try()
 
+    def _publish(self, k: int, t0: int) -> None:
+        """The coefficients after step k; the next step is due."""
+        m = self.msg
+        m.header.stamp = self.get_clock().now().to_msg()
+        m.step = k
+        m.coefficients = self.aff.coefficients.ravel()
+        self.pub.publish(m)
+        self.next_k = k + 1
+        self.timing.compute(time.perf_counter_ns() - t0)
+
     def _try_interface(self) -> None:
         """Interface-gap filter: step k needs z_ach[k], F[k] and z_cmd[k+1]; a trial's last step is skipped."""
         last = self.trial_len - 1
@@ -154,13 +164,7 @@ class AffLearnerNode(RthsNode):
                 self.aff.adapt_interface(self.z_cmd.pop(k + 1), self.z_ach.pop(k), self.f_int.pop(k),
                                          step=k - self.start)
             self.z_cmd.pop(k, None)
-            m = self.msg
-            m.header.stamp = self.get_clock().now().to_msg()
-            m.step = k
-            m.coefficients = self.aff.coefficients.ravel()
-            self.pub.publish(m)
-            self.next_k = k + 1
-            self.timing.compute(time.perf_counter_ns() - t0)
+            self._publish(k, t0)
         if self._stop_by is not None and self.next_k > self.stop_step and not self.done:
             super().on_stop()
 
@@ -192,13 +196,7 @@ class AffLearnerNode(RthsNode):
                             del d[old]
             else:
                 self.aff.adapt(b_k, self.b_meas.pop(k), step=k - self.start)
-            m = self.msg
-            m.header.stamp = self.get_clock().now().to_msg()
-            m.step = k
-            m.coefficients = self.aff.coefficients.ravel()
-            self.pub.publish(m)
-            self.next_k = k + 1
-            self.timing.compute(time.perf_counter_ns() - t0)
+            self._publish(k, t0)
         if self._stop_by is not None and self.next_k > self.stop_step and not self.done:
             super().on_stop()     # the last step's coefficients are out: end now (see on_stop)
 

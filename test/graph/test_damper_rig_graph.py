@@ -5,20 +5,14 @@ run, and the analysis's repeat of the run by the rig study's loop (run_substruct
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from graph_equivalence import assert_graph_matches_virtual
+from graph_equivalence import assert_graph_matches_virtual, run_scenario
 
 
 def test_damper_rig_through_the_graph_reproduces_the_virtual_run(tmp_path):
     out = tmp_path / "run"
-    root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "dubois_damper", "--out", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, p.stdout + p.stderr
+    run_scenario("dubois_damper", out)
     rec, s, v = assert_graph_matches_virtual(out / "bag", "dubois_damper")
     assert s.numerical.family == "damper_rig"
     assert (rec["b_cmd"][1:, 0] == v["b_cmd"][1:, 0]).all()    # the shaped demand, as the platform node sent it

@@ -5,20 +5,14 @@ analysis reports the rig study's synchronisation measures, and its own repeat of
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from graph_equivalence import assert_graph_matches_virtual
+from graph_equivalence import assert_graph_matches_virtual, run_scenario
 
 
 def test_cubic_spring_rig_through_the_graph_reproduces_the_virtual_run(tmp_path):
     out = tmp_path / "run"
-    root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "cubic_spring_pbc", "--out", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, p.stdout + p.stderr
+    p = run_scenario("cubic_spring_pbc", out)
     rec, s, _ = assert_graph_matches_virtual(out / "bag", "cubic_spring_pbc")
     assert s.numerical.family == "linear_motor"
     assert rec["f_d"].any()                                   # the passivity controller acted through its node
@@ -36,10 +30,7 @@ def test_harmonic_aff_on_the_linear_motor_through_the_graph(tmp_path, name):
     the graph equals the virtual run and the rig study's loop, and the study's findings hold (pure AFF: aligned,
     0.5 mm offset, stabilised by the supervisor in < 0.5 s; PBC + AFF: no offset)."""
     out = tmp_path / "run"
-    root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", name, "--out", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, p.stdout + p.stderr
+    run_scenario(name, out)
     rec, s, v = assert_graph_matches_virtual(out / "bag", name)
     assert "aff_learner" in s.run_nodes and (rec["b_cmd"][1:, 0] == v["b_cmd"][1:, 0]).all()
     m = json.loads((out / "metrics.json").read_text())

@@ -310,7 +310,37 @@ class ForceBlendParams:
     trip: TripParams = param(TripParams(), doc="power-discrepancy trip: dP = f (z'_num - z'_ach)")
 
 
-class ForceBlend:
+class ForceSwitch:
+    """Eq. (25) with the power-discrepancy trip, one synchronisation step per :meth:`switch`: ``f = gamma f_p +
+    (1 - gamma) f_n``, the trip sees ``dP = f (v_num - v_phys)``, then ``gamma`` moves one step towards its target
+    (0 at ``1 / trip.ramp_time_s`` once tripped).  The contact test's :class:`ForceBlend` and the damper rig's
+    blend (rths_ros.core.models.dubois.rths) supply ``f_n`` from their specimen models."""
+
+    def start_switch(self, gamma_initial: float, gamma_target: float, gamma_rate_per_s: float, trip: TripParams,
+                     dt_s: float) -> None:
+        self._trip_params = trip
+        self._switch_dt = float(dt_s)
+        self.gamma = RampedSwitch(gamma_initial, gamma_target, gamma_rate_per_s)
+        self.trip = PowerTrip(trip, dt_s)
+        self.force_n = 0.0
+        self.gamma_used = self.gamma.value
+
+    @property
+    def tripped(self) -> bool:
+        return self.trip.tripped
+
+    def switch(self, f_phys: float, f_model: float, v_num: float, v_phys: float) -> float:
+        self.gamma_used = self.gamma.value
+        f = blend_force(self.gamma_used, float(f_phys), f_model)
+        self.force_n = f
+        if self.trip.update(f, float(v_num), float(v_phys)) and self.gamma.target != 0.0:
+            self.gamma.target = 0.0
+            self.gamma.rate = 1.0 / self._trip_params.ramp_time_s
+        self.gamma.step(self._switch_dt)
+        return f
+
+
+class ForceBlend(ForceSwitch):
     """Force switch, specimen model and trip of seed 004 §4.4 for the 1-D contact test.
 
     Per synchronisation step ``k`` (before the numerical part steps): ``f = force(f_p, z, z', z'_ach)`` with
@@ -337,28 +367,15 @@ class ForceBlend:
     def reset(self) -> None:
         p = self.params
         self.specimen.reset(0.0)
-        self.gamma = RampedSwitch(p.gamma_initial, p.gamma_target, p.gamma_rate_per_s)
-        self.trip = PowerTrip(p.trip, self.dt)
+        self.start_switch(p.gamma_initial, p.gamma_target, p.gamma_rate_per_s, p.trip, self.dt)
         self.k = 0
         self._z_prev = 0.0
         self.f_model = 0.5 * self._two_w
-        self.force_n = 0.0
-        self.gamma_used = self.gamma.value
-
-    @property
-    def tripped(self) -> bool:
-        return self.trip.tripped
 
     def force(self, f_phys: float, z_num: float, v_num: float, v_phys: float) -> float:
         if self.k > 0:
             self.f_model = self.specimen.step(self._z_prev, z_num) + self._two_w
         self._z_prev = float(z_num)
-        self.gamma_used = self.gamma.value
-        f = blend_force(self.gamma_used, float(f_phys), self.f_model)
-        self.force_n = f
-        if self.trip.update(f, float(v_num), float(v_phys)) and self.gamma.target != 0.0:
-            self.gamma.target = 0.0
-            self.gamma.rate = 1.0 / self.params.trip.ramp_time_s
-        self.gamma.step(self.dt)
+        f = self.switch(f_phys, self.f_model, v_num, v_phys)
         self.k += 1
         return f

@@ -40,7 +40,7 @@ from rths_ros.core.models.dubois.modal import ModalSubstructure
 from rths_ros.core.models.dubois.params import HydraulicDamperParams, RigParams
 
 __all__ = ["IDENTITY", "prediction_model", "SPECIMENS", "specimen_params", "shift_sinusoid", "open_loop_plant",
-           "RunRecord", "run_substructured"]
+           "RunRecord", "base_motion", "run_substructured"]
 
 #: the process model whose inverse is the identity (r = x): no cancellation
 IDENTITY = ProcessModelParams(kind="G1", gain=1.0, tau_p_s=0.0, delay_s=0.0)
@@ -137,6 +137,22 @@ class RunRecord:
     trip_peak_w2: float       # largest low-passed squared power discrepancy seen
 
 
+def base_motion(amplitude_m: float, freq_hz: float, ramp_s: float):
+    """``t -> (x0, x0', x0'')`` of ``x0 = A e(t) sin(2 pi f t)`` with the smooth start
+    ``e(t) = (1 - cos(pi t / ramp_s)) / 2`` for ``t < ramp_s``, then 1."""
+    w = 2.0 * math.pi * freq_hz
+
+    def base(t):
+        sn, cs = math.sin(w * t), math.cos(w * t)
+        if t >= ramp_s or ramp_s <= 0.0:
+            return amplitude_m * sn, amplitude_m * w * cs, -amplitude_m * w * w * sn
+        a = math.pi / ramp_s
+        e, de, dde = 0.5 * (1.0 - math.cos(a * t)), 0.5 * a * math.sin(a * t), 0.5 * a * a * math.cos(a * t)
+        return (amplitude_m * e * sn, amplitude_m * (de * sn + e * w * cs),
+                amplitude_m * (dde * sn + 2.0 * de * w * cs - e * w * w * sn))
+    return base
+
+
 def run_substructured(rig: RigParams, model: ProcessModelParams, predictor: PredictorParams, amplitude_m: float,
                       freq_hz: float, duration_s: float, switches: SwitchParams | None = None,
                       trip: TripParams | None = None, seed: int = 0, limit_m: float = 0.05,
@@ -149,7 +165,6 @@ def run_substructured(rig: RigParams, model: ProcessModelParams, predictor: Pred
     """
     dt = rig.dt_s
     n = int(round(duration_s / dt))
-    w = 2.0 * math.pi * freq_hz
     sub = ModalSubstructure.from_chain(rig.chain, dt)
     act = Actuator(rig.actuator, dt)
     phys = HydraulicDamper(rig.damper, dt)
@@ -162,15 +177,7 @@ def run_substructured(rig: RigParams, model: ProcessModelParams, predictor: Pred
     nf = (rng.normal(0.0, rig.actuator.noise_f_n, n) if rig.actuator.noise_f_n > 0 else np.zeros(n)).tolist()
     o = {k: np.zeros(n) for k in ("x0", "x2n", "x2p", "x2t", "v2n", "fp", "fn", "f", "r", "g")}
 
-    def base(t):
-        sn, cs = math.sin(w * t), math.cos(w * t)
-        if t >= ramp_s or ramp_s <= 0.0:
-            return amplitude_m * sn, amplitude_m * w * cs, -amplitude_m * w * w * sn
-        a = math.pi / ramp_s
-        e, de, dde = 0.5 * (1.0 - math.cos(a * t)), 0.5 * a * math.sin(a * t), 0.5 * a * a * math.cos(a * t)
-        return (amplitude_m * e * sn, amplitude_m * (de * sn + e * w * cs),
-                amplitude_m * (dde * sn + 2.0 * de * w * cs - e * w * w * sn))
-
+    base = base_motion(amplitude_m, freq_hz, ramp_s)
     trip_peak = 0.0
     x_meas_prev = 0.0
     f_true = 0.0

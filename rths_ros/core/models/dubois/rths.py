@@ -30,26 +30,25 @@ RawWrench ``force.x`` = load cell (damper force + noise), ``force.y`` = true dam
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from rths_ros.core.methods.prediction import PredictorParams
 from rths_ros.core.methods.tdc import (
+    ForceSwitch,
     InverseModelFeedforward,
-    PowerTrip,
     ProcessModelParams,
     RampedSwitch,
     SwitchParams,
     TripParams,
-    blend_force,
 )
 from rths_ros.core.models.base import OneDofModel
 from rths_ros.core.models.dubois.actuator import Actuator
 from rths_ros.core.models.dubois.damper import HydraulicDamper
 from rths_ros.core.models.dubois.modal import ModalSubstructure
 from rths_ros.core.models.dubois.params import RigParams
+from rths_ros.core.models.dubois.rig import base_motion as rig_base_motion
 from rths_ros.core.plant.base import PlantOutput
 from rths_ros.params import ParameterError, param
 
@@ -82,16 +81,7 @@ class DuboisScenarioParams:
 
 def base_motion(p: DuboisScenarioParams):
     """``t -> (x0, x0', x0'')`` with the smooth start of :func:`~rths_ros.core.models.dubois.rig.run_substructured`."""
-    amp, w, ramp = p.amplitude_m, 2.0 * math.pi * p.frequency_hz, p.ramp_s
-
-    def base(t):
-        sn, cs = math.sin(w * t), math.cos(w * t)
-        if t >= ramp or ramp <= 0.0:
-            return amp * sn, amp * w * cs, -amp * w * w * sn
-        a = math.pi / ramp
-        e, de, dde = 0.5 * (1.0 - math.cos(a * t)), 0.5 * a * math.sin(a * t), 0.5 * a * a * math.cos(a * t)
-        return (amp * e * sn, amp * (de * sn + e * w * cs), amp * (dde * sn + 2.0 * de * w * cs - e * w * w * sn))
-    return base
+    return rig_base_motion(p.amplitude_m, p.frequency_hz, p.ramp_s)
 
 
 class ModalChain:
@@ -125,7 +115,7 @@ def build(numerical, dt_s: float) -> OneDofModel:
     return OneDofModel(ModalChain(p, dt_s))
 
 
-class DamperBlend:
+class DamperBlend(ForceSwitch):
     """Eq. (25) and the power-discrepancy trip in the numerical node: ``force(f_p, x2, x2', v_p) -> f``.  The damper
     model ``f_n`` follows the numerical ``x2`` (advanced to ``x2`` of step k before the blend, as the rig advances
     it after the step before); once tripped, gamma falls to 0 in ``trip.ramp_time_s``."""
@@ -139,25 +129,14 @@ class DamperBlend:
     def reset(self) -> None:
         sw = self.p.switches
         self.model.reset()
-        self.gamma = RampedSwitch(sw.gamma_initial, sw.gamma_target, sw.gamma_rate_per_s)
-        self.trip = PowerTrip(self.p.trip, self.dt)
+        self.start_switch(sw.gamma_initial, sw.gamma_target, sw.gamma_rate_per_s, self.p.trip, self.dt)
         self.k = 0
         self.f_model = 0.0
-        self.gamma_used = self.gamma.value
-
-    @property
-    def tripped(self) -> bool:
-        return self.trip.tripped
 
     def force(self, f_phys: float, z_num: float, v_num: float, v_phys: float) -> float:
         if self.k > 0:
             self.f_model = self.model.step(z_num)
-        self.gamma_used = self.gamma.value
-        f = blend_force(self.gamma_used, float(f_phys), self.f_model)
-        if self.trip.update(f, float(v_num), float(v_phys)) and self.gamma.target != 0.0:
-            self.gamma.target = 0.0
-            self.gamma.rate = 1.0 / self.p.trip.ramp_time_s
-        self.gamma.step(self.dt)
+        f = self.switch(f_phys, self.f_model, v_num, v_phys)
         self.k += 1
         return f
 
