@@ -12,7 +12,11 @@ from rths_ros.analysis.status import apply_status, status_lines
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import fault_text
 
-__all__ = ["last_trial", "report_head", "write_outputs"]
+__all__ = ["REALTIME_NOTE", "last_trial", "report_head", "write_outputs"]
+
+#: why a realtime run is not repeated in process: its nodes hold the newest sample where one came late
+REALTIME_NOTE = ("not run: loop.mode is realtime, where a node holds the newest sample when one is late, so the "
+                 "signals differ from the in-process loop by design; run in lockstep for the check")
 
 
 def last_trial(rec: dict, s: scn.Scenario) -> tuple[dict, int, bool, str]:
@@ -56,4 +60,6 @@ def write_outputs(rec: dict, m: dict, out: Path, report, plots: list[Path], summ
     said += summary + [f"stable={m['stable']}: {m['stability_reason']}"]
     if "core_check" in m:
         said.append(f"in-process {core} with the same settings: identical signals = {m['core_check']['identical']}")
+    elif "core_check_skipped" in m:
+        said.append(f"in-process {core}: {m['core_check_skipped']}")
     return {"metrics": m, "lines": said}

@@ -141,13 +141,13 @@ class AffLearnerNode(RthsNode):
         self.timing.compute(time.perf_counter_ns() - t0)
 
     def _try_interface(self) -> None:
-        """Interface-gap filter: step k needs z_ach[k], F[k] and z_cmd[k+1]; a trial's last step is skipped."""
+        """Interface-gap filter: step k needs z_ach[k], F[k] and z_cmd[k+1]; a trial's last step has no next
+        command (its coefficients go out unchanged).  Realtime: each new command z_cmd[k+1] adapts with the
+        step's own z_ach[k] and F[k] if they came, else the newest ones (a lost sample is counted)."""
+        if self.mode == "realtime":
+            self._try_interface_realtime()
+            return
         last = self.trial_len - 1
-        if self.mode == "realtime" and len(self.z_ach) > 20 and self.next_k not in self.z_ach:   # a sample was lost
-            common = sorted(set(self.z_ach) & set(self.f_int) & {k - 1 for k in self.z_cmd})
-            if common and common[0] > self.next_k:
-                self.timing.lost_messages += common[0] - self.next_k
-                self.next_k = common[0]
         while True:
             k = self.next_k
             if k - self.start > last:
@@ -167,6 +167,22 @@ class AffLearnerNode(RthsNode):
             self._publish(k, t0)
         if self._stop_by is not None and self.next_k > self.stop_step and not self.done:
             super().on_stop()
+
+    def _try_interface_realtime(self) -> None:
+        last = self.start + self.trial_len - 1
+        for kc in sorted(j for j in self.z_cmd if self.next_k < j <= last):
+            k = kc - 1
+            t0 = time.perf_counter_ns()
+            self.timing.tick()
+            if k > self.next_k:
+                self.timing.lost_messages += k - self.next_k
+            f = self.f_int.pop(k, self._latest[0])
+            za = self.z_ach.pop(k, self._latest[2])
+            self.aff.adapt_interface(self.z_cmd.pop(kc), za, f, step=k - self.start)
+            self._publish(k, t0)
+        for d in (self.f_int, self.z_cmd, self.z_ach):      # drop what can no longer be used
+            for old in [j for j in d if j < self.next_k]:
+                del d[old]
 
     def _try(self) -> None:
         if self.interface_gap:
