@@ -112,8 +112,8 @@ def validate_scenario(s) -> None:
     t_min = p.aff.t_id_s + s.loop.dt_s
     if p.aff.t_id_s > 0.0 and p.excitation_on_s < t_min - 1e-12:
         raise ParameterError(f"numerical.cubic_spring.excitation_on_s: {p.excitation_on_s!r} is too early; expected "
-                             f">= aff.t_id_s + loop.dt_s = {t_min:g} s (the AFF identifies with f_ext = 0, from the "
-                             "first step on)")
+                             f">= numerical.cubic_spring.aff.t_id_s + loop.dt_s = {t_min:g} s (the AFF identifies with f_ext = 0, from "
+                             "the first step on)")
 
 
 def strategy_of(p: CubicSpringScenarioParams, aff: bool, pbc: bool) -> str:

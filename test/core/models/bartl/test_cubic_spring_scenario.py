@@ -115,10 +115,16 @@ def test_scenario_checks_name_the_key(over, key):
         scn.load(NAME, over)
 
 
-@pytest.mark.parametrize("name, strategy", [("cubic_spring_aff_supervised", "aff"),
-                                            ("cubic_spring_pbc_aff", "pbc_aff")])
-def test_aff_scenarios_are_the_rig_study_loop_bit_for_bit(name, strategy):
-    s = scn.load(name, ["loop.duration_s=3"])
+RLS_SIMULTANEOUS = ["numerical.cubic_spring.aff.law=rls", "numerical.cubic_spring.aff.simultaneous=true",
+                    "numerical.cubic_spring.aff.supervisor=false"]
+
+
+@pytest.mark.parametrize("name, strategy, over", [("cubic_spring_aff_supervised", "aff", []),
+                                                  ("cubic_spring_aff_supervised", "aff", RLS_SIMULTANEOUS),
+                                                  ("cubic_spring_pbc_aff", "pbc_aff", [])])
+def test_aff_scenarios_are_the_rig_study_loop_bit_for_bit(name, strategy, over):
+    """LMS with the supervisor, QR-RLS with simultaneous identification (Alg. 5), and PBC + LMS."""
+    s = scn.load(name, ["loop.duration_s=3"] + over)
     v = run_virtual(s)
     p = s.numerical.cubic_spring
     assert not v["aborted"] and s.aff.enabled and "aff_learner" in s.run_nodes
