@@ -55,6 +55,7 @@ def serve(stdin_fd: int = 0, stdout=None) -> int:
 
     for module in PRELOAD:
         importlib.import_module(module)
+    forked.load_type_supports()
     buf = b""
     children: set[int] = set()
     while True:

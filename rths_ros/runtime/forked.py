@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -23,7 +24,7 @@ import sys
 import threading
 import traceback
 
-__all__ = ["ForkedProcess", "can_fork", "fork_node", "warm"]
+__all__ = ["ForkedProcess", "can_fork", "fork_node", "load_type_supports", "warm"]
 
 
 def _dds_threads() -> list[str]:
@@ -55,11 +56,36 @@ def can_fork() -> bool:
     return not _dds_threads()
 
 
+def load_type_supports() -> int:
+    """Load the C type support of every ROS message and service class imported so far (the node modules import
+    rclpy's and the package's), here, so that a forked node does not load these shared libraries after the fork:
+    the parent has native threads (the BLAS pool), and a library loaded in the child of a threaded parent can
+    crash it at start-up.  Returns the number of classes loaded now."""
+    total = 0
+    for _ in range(10):              # a type support imports the modules of its nested types: until none is left
+        n = 0
+        for name, module in list(sys.modules.items()):
+            if module is None or not re.search(r"\.(msg|srv|action)\._", name):
+                continue
+            for obj in list(vars(module).values()):
+                meta = type(obj) if isinstance(obj, type) else None
+                if meta is not None and hasattr(meta, "__import_type_support__") \
+                        and getattr(meta, "_TYPE_SUPPORT", 0) is None:
+                    meta.__import_type_support__()
+                    n += 1
+        total += n
+        if n == 0:
+            break
+    return total
+
+
 def warm(scenario, node_modules: list[str]) -> None:
-    """Import the node modules of a run and load every compiled kernel of the scenario's core objects (the
-    objects the nodes will build), so forked node processes start with them in place."""
+    """Import the node modules of a run, load their message type supports and every compiled kernel of the
+    scenario's core objects (the objects the nodes will build), so forked node processes start with them in
+    place."""
     for module in node_modules:
         importlib.import_module(module)
+    load_type_supports()
     from rths_ros.app.vrths import VirtualRun
     VirtualRun(scenario)
 

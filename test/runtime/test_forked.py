@@ -154,3 +154,28 @@ def test_the_fork_server_starts_nodes_like_the_runner_does(tmp_path, fake_module
         assert _wait(r) == -signal.SIGTERM       # it ended with the server
     finally:
         srv.close()
+
+
+def test_the_parent_loads_every_type_support_a_node_needs_before_the_fork():
+    """A forked node must not load a type-support library after the fork (the parent has native BLAS threads;
+    such a load crashed a node at start-up).  In a fresh process with the node modules imported, loading leaves
+    no imported message or service class without its type support, starts no DDS thread, and keeps the process
+    forkable."""
+    code = textwrap.dedent("""
+        import importlib, re, sys
+        from rths_ros.runtime import forked
+        from rths_ros.runtime.fork_server import PRELOAD
+        for m in PRELOAD:
+            importlib.import_module(m)
+        n = forked.load_type_supports()
+        missing = [name for name, mod in list(sys.modules.items()) if mod is not None
+                   and re.search(r"\\.(msg|srv|action)\\._", name)
+                   for obj in vars(mod).values() if isinstance(obj, type)
+                   and getattr(type(obj), "_TYPE_SUPPORT", 0) is None]
+        from rcl_interfaces.msg import ParameterEvent
+        print(n, len(missing), type(ParameterEvent)._TYPE_SUPPORT is not None, forked.can_fork())
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    n, missing, parameter_event, can_fork = p.stdout.split()
+    assert int(n) > 50 and missing == "0" and parameter_event == "True" and can_fork == "True", p.stdout
