@@ -30,7 +30,7 @@ from rths_ros.core.platform.stewart import StewartKinematics
 __all__ = ["FAMILY_PARTS", "FamilyParts", "build_numerical", "build_platform_path", "build_force_path",
            "build_plant", "build_home_twin", "plant_seed", "start_lengths", "build_force_blend", "build_platform",
            "build_force_processor", "build_gait_platform", "gait_start_lengths", "build_passivity", "build_aff",
-           "apply_position_feedforward", "INTERFACE_WIDTHS", "interface_widths"]
+           "INTERFACE_WIDTHS", "interface_widths"]
 
 
 def build_numerical(s: Scenario) -> NumericalModel:
@@ -286,12 +286,3 @@ def build_aff(s: Scenario):
     outputs); None where the family has none."""
     make = FAMILY_PARTS[s.numerical.family].aff
     return None if make is None else make(s)
-
-
-def apply_position_feedforward(commander: PlatformCommander, cmd, u) -> None:
-    """Add a position-level feedforward u (6,) to a leg command and re-check the limits: feedforward can
-    never push a leg past its stroke (the ILC's path; the AFF's goes through ``PlatformPath.add_feedforward``)."""
-    cmd.length += u
-    cmd.feedforward_position += u
-    if commander.params.enforce_limits:
-        commander.check(cmd.length, cmd.velocity)

@@ -104,7 +104,7 @@ def test_learns_over_three_periods(algorithm, first, third):
 
 def test_graph_reproduces_the_virtual_run(tmp_path):
     """aff_learner (adapts, publishes theta, kind 'harmonic') and stewart_platform (u = W(t_k+1) theta_k through
-    apply_position_feedforward) as separate processes, lockstep, 1.5 s: bit-exact against the virtual run."""
+    the platform path's add_feedforward) as separate processes, lockstep, 1.5 s: bit-exact against the virtual run."""
     out = tmp_path / "run"
     p = rths("run", SCENARIO, "--out", str(out), "--set", "loop.duration_s=1.5", timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
