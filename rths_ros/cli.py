@@ -93,6 +93,8 @@ def cmd_run(a) -> int:
         print(f"rths run: error: {exc}", file=sys.stderr)
         return 2
     analyze = s.recording.enabled and not a.no_analyze and "recorder" in s.run_nodes and (out / "bag").exists()
+    for w in res.warnings:
+        print(f"rths run: warning: {w}", file=sys.stderr)
     if res.code != 0:
         print(f"rths run: FAILED: {res.message}", file=sys.stderr)
         if analyze:  # keep what was recorded: metrics and plots of the run up to the failure (status in them)

@@ -60,6 +60,8 @@ class RunResult:
     wall_s: float = 0.0
     domain_id: int = -1
     exit_codes: dict = field(default_factory=dict)
+    #: what went wrong without costing data (e.g. a teardown hang after a node's files were written)
+    warnings: list = field(default_factory=list)
 
 
 class DomainLease:
@@ -336,23 +338,30 @@ def _signal_all(procs: dict[str, subprocess.Popen], sig: int) -> None:
                 pass
 
 
-def _exit_notes(codes: dict, logs: dict) -> dict:
-    """Node processes that exited 1 because their teardown watchdog fired (the log has the mark, then faulthandler's
-    "Timeout (" and the stacks)."""
-    from rths_ros.runtime.teardown import TEARDOWN_MARK, TEARDOWN_S
-    notes = {}
+def _exit_notes(codes: dict, logs: dict) -> tuple[dict, dict]:
+    """Node processes whose teardown watchdog fired (the log has the armed line, then faulthandler's "Timeout ("
+    and the stacks): {node: note} for those that exited 1 before their files were written (a fault), and
+    {node: warning} for those that had written them and exited with their own result code (their data are
+    whole; the run's result stands)."""
+    from rths_ros.runtime.teardown import TEARDOWN_S, hang_in_log
+    notes, warnings = {}, {}
     for name, code in codes.items():
-        if code != 1 or name not in logs:
+        if code is None or name not in logs:
             continue
         try:
-            text = Path(logs[name]).read_text(errors="replace")
+            hang = hang_in_log(Path(logs[name]).read_text(errors="replace"))
         except OSError:
             continue
-        i = text.rfind(TEARDOWN_MARK)
-        if i >= 0 and "Timeout (" in text[i:]:
-            notes[name] = (f"teardown did not finish within {TEARDOWN_S:g} s; its watchdog ended the process "
-                           f"(every thread's stack in {logs[name]})")
-    return notes
+        if hang is None:
+            continue
+        if not hang[0] and code == 1:
+            notes[name] = (f"teardown did not finish within {TEARDOWN_S:g} s, before its files were written; its "
+                           f"watchdog ended the process (every thread's stack in {logs[name]})")
+        elif hang[0]:
+            warnings[name] = (f"{name}: teardown (DDS shutdown) did not finish within {TEARDOWN_S:g} s after its "
+                              f"files were written; its watchdog ended the process with its result code {code} "
+                              f"(every thread's stack in {logs[name]})")
+    return notes, warnings
 
 
 def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, trials: int = 1) -> None:
@@ -360,8 +369,10 @@ def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, t
     result: code, message and failed node.  An interrupted run says whether the platform reached its safe pose."""
     signame = signal.Signals(signum).name if signum is not None else None
     failure = (result.message.splitlines()[0] if result.message else f"exit {result.code}") if result.code else None
+    notes, warnings = _exit_notes(result.exit_codes, logs)
+    result.warnings.extend(warnings.values())
     status, fault, events = record_run_end(out, result.exit_codes, trials, signame, failure, result.failed_node,
-                                           {n: str(p) for n, p in logs.items()}, _exit_notes(result.exit_codes, logs))
+                                           {n: str(p) for n, p in logs.items()}, notes, warnings)
     if signum is not None:
         result.code = 130 if signum == signal.SIGINT else 143
         safe = [e for e in events if e.get("type") == "SAFE"]

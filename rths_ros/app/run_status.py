@@ -144,7 +144,8 @@ def run_status(events: list[dict], trials: int, steps_expected: int, steps_recor
 
 def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str | None = None,
                    failure: str | None = None, failed_node: str | None = None,
-                   logs: dict | None = None, notes: dict | None = None) -> tuple[str, dict | None, list]:
+                   logs: dict | None = None, notes: dict | None = None,
+                   warnings: dict | None = None) -> tuple[str, dict | None, list]:
     """At the end of a run (``rths run`` or a launch): the status and the first fault, written into
     OUT/events.json with every node process's exit code.  Returns (status, first fault, events).
 
@@ -152,7 +153,8 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
     exit code but 0, 3 = aborted, 130/143 = stopped by a signal) is the first fault instead, and the ABORT another
     node sent about it (the plant's process watch) is its consequence.  ``failure`` (the runner's own reason, e.g.
     the time limit) is the fault when nothing else is known.  ``interrupted_by``: the signal that stopped the run.
-    ``notes``: what is known about a node's exit beyond its code (e.g. its teardown watchdog fired)."""
+    ``notes``: what is known about a node's exit beyond its code (e.g. its teardown watchdog fired).
+    ``warnings``: {node: text} of what went wrong without costing data (``teardown_warnings`` in events.json)."""
     rec = read_events(out)
     events = rec["events"]
     fault = first_fault_of(events)
@@ -183,6 +185,8 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
         if fault is None:       # the runner itself ended the run (time limit, a node stuck after the end)
             fault = {"node": failed_node or "runner", "step": -1, "reason": failure}
     rec.update({"status": status, "first_fault": fault, "exit_codes": dict(exit_codes)})
+    if warnings:
+        rec["teardown_warnings"] = dict(warnings)
     try:
         write_events(out, rec)
     except OSError:

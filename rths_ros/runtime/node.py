@@ -17,7 +17,8 @@ What every node gets from :class:`RthsNode`:
   start-up marks (:mod:`~rths_ros.runtime.startup`);
 * an orderly stop on SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`);
 * a bounded exit: a teardown that has not finished :data:`~rths_ros.runtime.teardown.TEARDOWN_S` = 10 s
-  after it began writes every thread's stack to the log and exits 1 (:mod:`rths_ros.runtime.teardown`).
+  after it began writes every thread's stack to the log and exits: 1 before its files are written, its result
+  code after (:mod:`rths_ros.runtime.teardown`).
 """
 from __future__ import annotations
 

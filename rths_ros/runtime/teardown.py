@@ -2,24 +2,30 @@
 
 :func:`teardown` runs in :func:`rths_ros.runtime.node.node_main` after spinning ended (normal end, abort, signal,
 error).  rclpy's teardown can hang in C while it holds the GIL (seen with the events executor and QoS event
-handlers; once a node wrote its timing file and then did not exit for 42 s), so a Python timer thread cannot bound
-it.  faulthandler's watchdog is a C thread that needs no GIL:
+handlers; once a node wrote its timing file and then did not exit for 42 s; and, rarely, a Fast DDS participant
+that did not finish ``destroy_node`` in 10 s after a completed run), so a Python timer thread cannot bound it.
+Two native timers need no GIL:
 
 * right before the teardown the node prints ``<node>: teardown watchdog armed (result code N): ...`` to stderr
-  (the node's log, OUT/logs/<node>.log, under ``rths run``) and arms
-  ``faulthandler.dump_traceback_later(TEARDOWN_S, exit=True)``;
-* the watchdog covers finalize (timing file, bag, events), executor shutdown, destroy_node, rclpy.shutdown and the
-  interpreter's own exit after node_main returns (it is never cancelled: node_main is a process entry point);
-* a process still alive TEARDOWN_S = 10 s after that line writes ``Timeout (0:00:10)!`` and the stack of every
-  thread to its log and exits with code 1.  The runner then sees exit code 1: the node's own result code (0 done,
-  3 aborted, 4 time limit, 130/143 signal) is lost to it, but the armed line and OUT/timing/<node>.json
-  ("exit_code") keep it.
+  (the node's log, OUT/logs/<node>.log, under ``rths run``);
+* at TEARDOWN_S = 10 s after that line, faulthandler writes ``Timeout (0:00:10)!`` and the stack of every thread
+  to the log (``faulthandler.dump_traceback_later``);
+* EXIT_GRACE_S later a POSIX timer (``timer_create`` with ``SIGEV_THREAD``, whose thread calls libc ``_exit``)
+  ends the process.  Its exit code says whether the node's files were written: 1 while ``finalize`` (timing
+  file, bag, events) has not returned, and the node's own result code (0 done, 3 aborted, 4 time limit, 130/143
+  signal) once it has: the line ``<node>: files written (result code N)`` marks that moment.  A hang in the DDS
+  teardown after that line loses nothing, so it does not turn a good run into a failed one; the runner reports
+  it as a warning (:func:`hang_notes`);
+* the timers cover finalize, executor shutdown, destroy_node, rclpy.shutdown and the interpreter's own exit
+  after node_main returns (they are never cancelled: node_main is a process entry point).  Where
+  ``timer_create`` is missing, faulthandler itself exits 1 at the bound.
 
 ``faults.teardown_hang_s`` (with ``faults.teardown_hang_node``) injects such a hang: the node blocks in one C call
-that keeps the GIL (ctypes.PyDLL) between finalize and the executor shutdown.
+that keeps the GIL (ctypes.PyDLL) between finalize and the executor shutdown, where the DDS hangs were seen.
 """
 from __future__ import annotations
 
+import ctypes
 import sys
 import time
 import traceback
@@ -35,26 +41,124 @@ TEARDOWN_MARK = "teardown watchdog armed"
 TIMEOUT_HEADER = "Timeout ("
 #: a teardown slower than this (but within the bound) is reported in the log [s]
 TEARDOWN_SLOW_S = 2.0
+#: the process exits this long after faulthandler's dump [s]
+EXIT_GRACE_S = 0.5
+#: the stderr line printed when finalize returned: a hang after it exits with the code it names
+FILES_WRITTEN_MARK = "files written (result code "
 
 
-def arm_watchdog(names: str, code: int, bound_s: float = TEARDOWN_S) -> None:
-    """Bound the rest of the process's life by ``bound_s``.  Past it faulthandler writes every thread's stack to
-    stderr and exits with code 1; its header cannot be changed, so the line before says what it means."""
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+class _ITimerSpec(ctypes.Structure):
+    _fields_ = [("it_interval", _Timespec), ("it_value", _Timespec)]
+
+
+class _SigEvent(ctypes.Structure):
+    """struct sigevent of Linux (64 bytes): value, signo, notify, then the SIGEV_THREAD function and attributes."""
+    _fields_ = [("sigev_value", ctypes.c_void_p), ("sigev_signo", ctypes.c_int), ("sigev_notify", ctypes.c_int),
+                ("function", ctypes.c_void_p), ("attributes", ctypes.c_void_p), ("pad", ctypes.c_int * 8)]
+
+
+_SIGEV_THREAD = 2
+_CLOCK_MONOTONIC = 1
+_TIMER_ABSTIME = 1
+
+
+class ExitTimer:
+    """A POSIX timer whose expiry calls libc ``_exit(code)`` on a thread of its own: it ends the process at a
+    monotonic deadline even while another thread holds the GIL in C.  :meth:`set_code` changes the code and keeps
+    the deadline.  ``ok`` is False where ``timer_create`` is missing (then nothing is armed)."""
+
+    def __init__(self, deadline_s: float, code: int):
+        self.deadline_s = deadline_s
+        self.code = int(code) & 0xFF
+        self._libc = None
+        self._timer = None
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.timer_create.argtypes = [ctypes.c_int, ctypes.POINTER(_SigEvent), ctypes.POINTER(ctypes.c_void_p)]
+            libc.timer_settime.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(_ITimerSpec),
+                                           ctypes.c_void_p]
+            libc.timer_delete.argtypes = [ctypes.c_void_p]
+            self._libc = libc
+            self._arm()
+        except (OSError, AttributeError):
+            self._timer = None
+
+    @property
+    def ok(self) -> bool:
+        return self._timer is not None
+
+    def _arm(self) -> None:
+        exit_fn = ctypes.cast(self._libc._exit, ctypes.c_void_p).value
+        ev = _SigEvent(sigev_value=self.code, sigev_signo=0, sigev_notify=_SIGEV_THREAD, function=exit_fn)
+        timer = ctypes.c_void_p()
+        if self._libc.timer_create(_CLOCK_MONOTONIC, ctypes.byref(ev), ctypes.byref(timer)) != 0:
+            raise OSError(ctypes.get_errno(), "timer_create")
+        sec = int(self.deadline_s)
+        when = _ITimerSpec(_Timespec(0, 0), _Timespec(sec, int((self.deadline_s - sec) * 1e9)))
+        if self._libc.timer_settime(timer, _TIMER_ABSTIME, ctypes.byref(when), None) != 0:
+            self._libc.timer_delete(timer)
+            raise OSError(ctypes.get_errno(), "timer_settime")
+        self._timer = timer
+
+    def set_code(self, code: int) -> None:
+        """Exit with ``code`` at the same deadline (a new timer is armed before the old one is deleted)."""
+        if self._timer is None:
+            return
+        old, self.code = self._timer, int(code) & 0xFF
+        try:
+            self._arm()
+        except OSError:
+            self._timer = old
+            return
+        self._libc.timer_delete(old)
+
+
+def arm_watchdog(names: str, code: int, bound_s: float = TEARDOWN_S) -> ExitTimer:
+    """Bound the rest of the process's life by ``bound_s`` (+ EXIT_GRACE_S).  Past ``bound_s`` faulthandler writes
+    every thread's stack to stderr; its header cannot be changed, so the line before says what it means.  The
+    returned timer then exits with code 1 until :func:`files_written` names the node's own code."""
     import faulthandler
     print(f"{names}: {TEARDOWN_MARK} (result code {code}): a teardown that does not finish within {bound_s:g} s "
-          "prints every thread's stack ('Timeout') and exits 1", file=sys.stderr)
+          "prints every thread's stack ('Timeout') and exits (1 before its files are written, else its result "
+          "code)", file=sys.stderr)
     sys.stdout.flush()
     sys.stderr.flush()
-    faulthandler.dump_traceback_later(bound_s, exit=True)
+    timer = ExitTimer(time.monotonic() + bound_s + EXIT_GRACE_S, 1)
+    faulthandler.dump_traceback_later(bound_s, exit=not timer.ok)
+    return timer
+
+
+def files_written(names: str, timer: ExitTimer, code: int) -> None:
+    """The node's files are written: from now on a hang ends the process with ``code``, not 1."""
+    timer.set_code(code)
+    print(f"{names}: {FILES_WRITTEN_MARK}{code}); the rest of the teardown is bounded by the same watchdog",
+          file=sys.stderr, flush=True)
+
+
+def hang_in_log(text: str) -> tuple[bool, int | None] | None:
+    """What a node log says about a teardown hang: None if the watchdog did not fire after the last armed line;
+    else (files_written, code): whether the node had written its files and the result code it exited with
+    (None if its files were not written: it exited 1)."""
+    i = text.rfind(TEARDOWN_MARK)
+    if i < 0:
+        return None
+    j = text.find(TIMEOUT_HEADER, i)
+    if j < 0:
+        return None
+    k = text.find(FILES_WRITTEN_MARK, i, j)
+    if k < 0:
+        return False, None
+    digits = text[k + len(FILES_WRITTEN_MARK):].split(")", 1)[0]
+    return True, int(digits) if digits.lstrip("-").isdigit() else None
 
 
 def hang_in_c(seconds: float) -> None:
     """Block for ``seconds`` in one C call that keeps the GIL (ctypes.PyDLL does not release it), like an rclpy
     teardown stuck in C: no Python thread of the process runs meanwhile."""
-    import ctypes
-
-    class _Timespec(ctypes.Structure):
-        _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
     libc = ctypes.PyDLL(None, use_errno=True)
     req = _Timespec(int(seconds), int((seconds % 1.0) * 1e9))
     rem = _Timespec()
@@ -67,17 +171,21 @@ def teardown(prog: str, nodes: list, executor, faults, code: int) -> int:
     (1 if a finalize failed and the code was 0)."""
     t0 = time.monotonic()
     roles = [n.role for n in nodes]
-    arm_watchdog(", ".join(roles) or prog, code)
+    names = ", ".join(roles) or prog
+    timer = arm_watchdog(names, code)
+    finalized = True
     for n in nodes:
         try:
             n.finalize()
         except Exception:
             traceback.print_exc()
             code = code or 1
+            finalized = False
         if n.abort_reason:
             print(f"{n.role}: {n.abort_reason}", file=sys.stderr)
     sys.stdout.flush()
-    sys.stderr.flush()
+    if finalized:      # a failed finalize keeps the hang exit at 1: its files may be incomplete
+        files_written(names, timer, code)
     if faults.teardown_hang_s > 0 and (not faults.teardown_hang_node or faults.teardown_hang_node in roles):
         print(f"{prog}: faults.teardown_hang_s: blocking {faults.teardown_hang_s:g} s in C, holding the GIL",
               file=sys.stderr, flush=True)
