@@ -108,7 +108,7 @@ def test_every_model_family_is_served_everywhere():
     assert {e.family for e in MODELS.values()} <= set(FAMILIES)
     assert set(FAMILY_PARTS) == set(FAMILIES) == set(BAG_ANALYZERS)
     # a scenario of each model: its family's shipped scenario, or contact_1d with numerical.model set
-    shipped = {"building": "benchmark_building", "gait": "gait_vpp"}
+    shipped = {"building": "benchmark_building", "gait": "gait_vpp", "shaker_pair": "coupled_beams_aff"}
     for model, e in MODELS.items():
         s = scn.load(shipped[e.family]) if e.family in shipped else scn.load("contact_1d", [f"numerical.model={model}"])
         assert VirtualRun(s).family == e.family

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rths_ros.analysis.rig_run import REALTIME_NOTE, last_trial, report_head, write_outputs
+from rths_ros.analysis.rig_run import add_core_check, core_check_lines, last_trial, report_head, write_outputs
 from rths_ros.app import scenario as scn
 from rths_ros.core.sysid.qualification import fourier_coefficient
 
@@ -138,14 +138,8 @@ def _report(m: dict, s: scn.Scenario) -> list[str]:
                   " x the LVDT noise |",
                   f"| peak damper force / demand | {f('peak_damper_force_n', '{:.1f}')} N / "
                   f"{f('peak_demand_mm', '{:.3f}')} mm |", ""]
-    if "core_check_skipped" in m:
-        lines += [f"In-process repeat: {m['core_check_skipped']}.", ""]
-    cc = m.get("core_check")
-    if cc is not None:
-        lines += [f"The rig study's loop (run_substructured) with the same settings gives identical signals: "
-                  f"{cc['identical']} (max abs difference of x2 numerical {cc['max_abs_signal_difference']['x2_num']:.3g}"
-                  f" m).", ""]
-    return lines
+    dev = (m.get("core_check") or {}).get("max_abs_signal_difference", {})
+    return lines + core_check_lines(m, "run_substructured", f"x2 numerical {dev.get('x2_num', math.nan):.3g} m")
 
 
 def analyze_damper_rig(rec: dict, s: scn.Scenario, out: Path) -> dict:
@@ -154,11 +148,7 @@ def analyze_damper_rig(rec: dict, s: scn.Scenario, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     tr, n_trials, aborted, reason = last_trial(rec, s)
     m = damper_metrics(tr, s, aborted, reason)
-    m["n_trials"] = n_trials
-    if s.loop.mode != "lockstep":
-        m["core_check_skipped"] = REALTIME_NOTE
-    elif n_trials == 1 and not aborted and tr["k"].size > 2:
-        m["core_check"] = _core_check(s, tr)
+    add_core_check(m, s, n_trials, aborted, lambda: _core_check(s, tr) if tr["k"].size > 2 else None)
     plots = plot_damper(tr, s, int(round(m["eval_window_s"] / s.loop.dt_s)), out)
     summary = []
     if "H_abs" in m:

@@ -38,13 +38,11 @@ import numpy as np
 import yaml
 
 from rths_ros.analysis.gait import GaitRecord, animate_stick_figure, gait_metrics, plot_gait, plot_reproducibility
-from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
+from rths_ros.analysis.status import apply_status, status_lines
+from rths_ros.analysis.vector_record import vector_record_from_bag
 from rths_ros.app import scenario as scn
-from rths_ros.app.run_status import fault_reason
-from rths_ros.app.vrths import empty_gait_record
-from rths_ros.bag import read_bag, read_scenario_yaml
+from rths_ros.bag import read_scenario_yaml
 from rths_ros.core.models.gait.rths import cop_of, replay_model
-from rths_ros.core.models.registry import require_family
 
 EVENT_DONE = 8
 
@@ -94,54 +92,9 @@ def _f(x) -> float:
 def gait_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
     """(record, scenario) of a gait run; the record has the layout of :func:`rths_ros.app.vrths.empty_gait_record`
     (rows = steps 0..N that the numerical part received a load for)."""
-    text = read_scenario_yaml(bag)
-    if text is None:
-        raise ValueError(f"{bag}: no /rths/scenario message; was it recorded by rths_ros?")
-    s = scn.from_data(yaml.safe_load(text))
-    require_family(s.numerical.model, "gait", f"{bag}: scenario {s.name!r}")
-    topics = read_bag(bag)
-    forces = {int(m.step): m for _, m in topics.get("/rths/interface_force", [])}
-    if not forces:
-        raise no_loop_data(bag, topics, s, "no /rths/interface_force message")
-    n = min(max(forces) + 1, s.steps + 1)
-    rec = empty_gait_record(n)
-    rec["t"] = rec["k"] * s.loop.dt_s
-    seen = np.zeros(n, dtype=bool)
-    for k, m in forces.items():
-        if k < n:
-            rec["force"][k] = m.force
-            rec["measured"][k] = m.measured
-            rec["contact"][k] = m.contact
-            seen[k] = True
-    for name, key, vkey in (("/rths/interface_command", "q_cmd", "qd_cmd"),
-                            ("/rths/interface_state", "q_ach", "qd_ach")):
-        for _, m in topics.get(name, []):
-            k = int(m.step)
-            if k < n:
-                rec[key][k] = m.position
-                rec[vkey][k] = m.velocity
-    for _, m in topics.get("/rths/leg_command", []):
-        k = int(m.step)
-        if k < n:
-            rec["b_cmd"][k], rec["ff_velocity"][k] = m.length, m.feedforward_velocity
-    for _, m in topics.get("/rths/leg_state", []):
-        k = int(m.step)
-        if k < n:
-            rec["b_meas"][k], rec["bdot_meas"][k], rec["current"][k] = m.length, m.velocity, m.current
-    if n:      # no command is sent for the first step: the platform is at the start pose
-        from rths_ros.app.factory import gait_start_lengths
-        rec["b_cmd"][0] = gait_start_lengths(s)
-    for _, m in topics.get("/rths/raw_wrench", []):
-        k = int(m.step)
-        if k < n:
-            f, t = m.wrench.force, m.wrench.torque
-            rec["wrench"][k] = [f.x, f.y, f.z, t.x, t.y, t.z]
-    rec["cop_x"] = cop_of(rec["measured"], s.platform.gait.interface.cop_min_force_n) if n else rec["cop_x"]
-    rec["missing_force_samples"] = int((~seen).sum())
-    st = status_of_bag(bag, topics, s, n, {"force": rec["missing_force_samples"]})
-    rec["run_status"] = st
-    rec["aborted"] = st.status in ("aborted", "interrupted")
-    rec["abort_reason"] = fault_reason(st.first_fault)
+    rec, s, _ = vector_record_from_bag(bag, "gait")
+    n = rec["k"].size
+    rec["cop_x"] = cop_of(rec["measured"], s.platform.gait.interface.cop_min_force_n) if n else np.full(n, np.nan)
     return rec, s
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from rths_ros.analysis.bartl_rigs import T_EVAL_S, cubic_measures
-from rths_ros.analysis.rig_run import REALTIME_NOTE, last_trial, report_head, write_outputs
+from rths_ros.analysis.rig_run import add_core_check, core_check_lines, last_trial, report_head, write_outputs
 from rths_ros.app import scenario as scn
 from rths_ros.core.methods.lumped_mass import fit_harmonic
 from rths_ros.core.models.bartl.rths import reference_motion, rig_params, strategy_of
@@ -193,14 +193,10 @@ def _report(m: dict, s: scn.Scenario) -> list[str]:
                   f"| energy dissipated by the passivity controller | {f('E_diss_J', '{:.3g}')} J |",
                   f"| peak damping force / motor force | {f('peak_damping_force_n', '{:.3g}')} / "
                   f"{f('peak_motor_force_n', '{:.3g}')} N |", ""]
-    if "core_check_skipped" in m:
-        lines += [f"In-process repeat: {m['core_check_skipped']}.", ""]
-    cc = m.get("core_check")
-    if cc is not None:
-        lines += [f"The in-process rig study's loop (simulate_cubic, strategy {cc['strategy']}) with the same settings "
-                  f"gives identical signals: {cc['identical']} (max abs difference of y_VIR "
-                  f"{cc['max_abs_signal_difference']['y_vir']:.3g} m).", ""]
-    return lines
+    cc = m.get("core_check") or {}
+    dev = cc.get("max_abs_signal_difference", {})
+    return lines + core_check_lines(m, f"simulate_cubic, strategy {cc.get('strategy')}",
+                                    f"y_VIR {dev.get('y_vir', math.nan):.3g} m")
 
 
 def analyze_linear_motor(rec: dict, s: scn.Scenario, out: Path) -> dict:
@@ -209,13 +205,7 @@ def analyze_linear_motor(rec: dict, s: scn.Scenario, out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     tr, n_trials, aborted, reason = last_trial(rec, s)
     m, r = linear_motor_metrics(tr, s, aborted, reason)
-    m["n_trials"] = n_trials
-    if s.loop.mode != "lockstep":
-        m["core_check_skipped"] = REALTIME_NOTE
-    elif n_trials == 1 and not aborted:
-        cc = _core_check(s, r)
-        if cc is not None:
-            m["core_check"] = cc
+    add_core_check(m, s, n_trials, aborted, lambda: _core_check(s, r))
     ref = reference_motion(s.numerical.cubic_spring, r["t"])
     plots = plot_linear_motor(r, ref, m.get("eval_window_s", 0.0) or float(r["t"][-1]), out)
     summary = []

@@ -12,7 +12,7 @@ from rths_ros.analysis.status import apply_status, status_lines
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import fault_text
 
-__all__ = ["REALTIME_NOTE", "last_trial", "report_head", "write_outputs"]
+__all__ = ["REALTIME_NOTE", "last_trial", "add_core_check", "core_check_lines", "report_head", "write_outputs"]
 
 #: why a realtime run is not repeated in process: its nodes hold the newest sample where one came late
 REALTIME_NOTE = ("not run: loop.mode is realtime, where a node holds the newest sample when one is late, so the "
@@ -30,6 +30,30 @@ def last_trial(rec: dict, s: scn.Scenario) -> tuple[dict, int, bool, str]:
     reason = rec.get("abort_reason", "") or ((fault_text(st.first_fault) if st.first_fault else st.status)
                                              if st is not None else "")
     return trial_slice(rec, n_trials - 1, trial_len), n_trials, aborted, reason or ""
+
+
+def add_core_check(m: dict, s: scn.Scenario, n_trials: int, aborted: bool, check) -> None:
+    """``n_trials`` and the in-process repeat into ``m``: ``core_check`` = ``check()`` (None: no repeat for this
+    configuration) for a lockstep run of one trial that did not abort, ``core_check_skipped`` in realtime."""
+    m["n_trials"] = n_trials
+    if s.loop.mode != "lockstep":
+        m["core_check_skipped"] = REALTIME_NOTE
+    elif n_trials == 1 and not aborted:
+        cc = check()
+        if cc is not None:
+            m["core_check"] = cc
+
+
+def core_check_lines(m: dict, loop: str, deviations: str) -> list[str]:
+    """The report's paragraph on the in-process repeat by the rig study's ``loop``; ``deviations`` names the
+    largest differences (e.g. "y_VIR 0 m")."""
+    if "core_check_skipped" in m:
+        return [f"In-process repeat: {m['core_check_skipped']}.", ""]
+    cc = m.get("core_check")
+    if cc is None:
+        return []
+    return [f"The in-process rig study's loop ({loop}) with the same settings gives identical signals: "
+            f"{cc['identical']} (max abs difference of {deviations}).", ""]
 
 
 def report_head(title: str, s: scn.Scenario, m: dict, what: str) -> list[str]:

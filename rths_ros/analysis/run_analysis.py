@@ -226,7 +226,8 @@ def _analyze_building_bag(bag: Path, out: Path) -> dict:
 
 
 #: the analysis of each model family: the 1-D interface (tracking, energy, reference error), the linear motor's
-#: synchronisation measures (rths_ros.analysis.linear_motor_run), the damper rig's (damper_rig_run), the prosthetic-foot
+#: synchronisation measures (rths_ros.analysis.linear_motor_run), the damper rig's (damper_rig_run), the two shakers'
+#: (shaker_pair_run), the prosthetic-foot
 #: gait test's own record and metrics (rths_ros.analysis.gait_run), the benchmark's J1-J9 (building_run)
 def _analyze_linear_motor_bag(bag: Path, out: Path) -> dict:
     from rths_ros.analysis.linear_motor_run import analyze_linear_motor
@@ -240,8 +241,14 @@ def _analyze_damper_rig_bag(bag: Path, out: Path) -> dict:
     return analyze_damper_rig(rec, scenario, out)
 
 
+def _analyze_shaker_pair_bag(bag: Path, out: Path) -> dict:
+    from rths_ros.analysis.shaker_pair_run import analyze_shaker_pair_bag
+    return analyze_shaker_pair_bag(Path(bag), out)
+
+
 BAG_ANALYZERS = {"interface_1d": _analyze_interface_bag, "gait": _analyze_gait_bag, "building": _analyze_building_bag,
-                 "linear_motor": _analyze_linear_motor_bag, "damper_rig": _analyze_damper_rig_bag}
+                 "linear_motor": _analyze_linear_motor_bag, "damper_rig": _analyze_damper_rig_bag,
+                 "shaker_pair": _analyze_shaker_pair_bag}
 
 
 def analyze_bag(bag: Path, out: Path) -> dict:

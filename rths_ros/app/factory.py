@@ -178,6 +178,29 @@ def _damper_blend(s: Scenario):
     return DamperBlend(s.numerical.dubois_damper, s.loop.dt_s)
 
 
+# --- the coupled beams on two shakers (seed 001 §6.1) -----------------------------------------------------------------
+def _shaker_path(s: Scenario) -> PlatformPath:
+    from rths_ros.core.models.bartl.beams_rths import ShakerPath
+    return ShakerPath(s.safety.interface_limit_m, s.numerical.coupled_beams.force_limit_n)
+
+
+def _plate_force(s: Scenario) -> ForcePath:
+    from rths_ros.core.models.bartl.beams_rths import PlateForce
+    return PlateForce()
+
+
+def _beam_plant(s: Scenario):
+    """The EXP beam with the plate and the two shakers (rths_ros.core.models.bartl.beams_rths.BeamRigTwin)."""
+    from rths_ros.core.models.bartl.beams_rths import BeamRigTwin
+    return BeamRigTwin(s.numerical.coupled_beams, s.loop.dt_s)
+
+
+def _beam_aff(s: Scenario):
+    """The rig's two-DoF harmonic AFF with the interface gap (rths_ros.core.models.bartl.beams_rths.CoupledBeamsAff)."""
+    from rths_ros.core.models.bartl.beams_rths import CoupledBeamsAff
+    return CoupledBeamsAff(s.numerical.coupled_beams, s.loop.dt_s)
+
+
 def _leg_aff(s: Scenario):
     """The leg filters of the Stewart platform: FIR filtered-x LMS or the harmonic basis."""
     from rths_ros.core.learning.aff.fxlms import FxlmsAff
@@ -222,6 +245,9 @@ FAMILY_PARTS: dict[str, FamilyParts] = {
     "damper_rig": FamilyParts(_damper_path, _actuator_force, _damper_plant,
                               lambda s, trial: int(s.numerical.dubois_damper.noise_seed) + int(trial),
                               wrench_axes=(0,), legs=False, blend=_damper_blend),
+    # the twin is noise-free: the trial index is its seed
+    "shaker_pair": FamilyParts(_shaker_path, _plate_force, _beam_plant, lambda s, trial: int(trial),
+                               wrench_axes=(2, 4), legs=False, aff=_beam_aff, aff_gap="interface"),
 }
 
 
@@ -235,6 +261,7 @@ INTERFACE_WIDTHS: dict[str, tuple[int, int, int, int]] = {
     "building": (3, 1, 1, 1),
     "linear_motor": (1, 1, 1, 1),
     "damper_rig": (1, 1, 1, 1),
+    "shaker_pair": (2, 2, 2, 2),
 }
 
 

@@ -129,7 +129,8 @@ class _NumericalSections:
 
     @property
     def family(self) -> str:
-        """The model's family (rths_ros.core.models.registry): interface_1d, gait, building or linear_motor."""
+        """The model's family (rths_ros.core.models.registry): interface_1d, gait, building, linear_motor,
+        damper_rig or shaker_pair."""
         return family_of(self.model)
 
     def validate(self) -> None:
@@ -210,11 +211,14 @@ class Scenario:
         if self.numerical.family == "building":
             self._validate_building()
             return
-        if self.numerical.family in ("linear_motor", "damper_rig"):
-            self._validate_single_actuator()
-        for key, value in (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
-                           ("passivity.dt_s", self.passivity.dt_s),
-                           ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s)):
+        checks = (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
+                  ("passivity.dt_s", self.passivity.dt_s),
+                  ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s))
+        if self.numerical.family in ("linear_motor", "damper_rig", "shaker_pair"):
+            self._validate_own_rig()
+            # no contact model and no Stewart commander: only an enabled passivity controller shares the sample
+            checks = checks[1:2] if self.passivity.enabled else ()
+        for key, value in checks:
             if abs(value - self.loop.dt_s) > 1e-15:
                 raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
                                      "equal (one update per synchronisation step)")
@@ -241,9 +245,9 @@ class Scenario:
             raise ParameterError(f"standard_interfaces.wrench_input_topic: {wanted!r} is one of the node's own "
                                  "output topics; expected the sensor driver's topic")
 
-    def _validate_single_actuator(self) -> None:
-        """A rig with one actuator instead of the Stewart platform (the linear motor, the damper rig): simulated
-        plant, the passivity controller but no leg-space learners, the rig's sample time = loop.dt_s."""
+    def _validate_own_rig(self) -> None:
+        """A rig with its own actuators instead of the Stewart platform (the linear motor, the damper rig, the two
+        shakers): simulated plant, no leg-space learners, the rig's sample time = loop.dt_s, the model's rules."""
         model = self.numerical.model
         if self.plant != "sim":
             raise ParameterError(f"plant: {self.plant!r} is not allowed with numerical.model = {model!r}; expected "

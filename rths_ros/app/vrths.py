@@ -29,18 +29,32 @@ def empty_record(n: int) -> dict:
     return rec
 
 
-GAIT_KEYS3 = ("q_cmd", "qd_cmd", "q_ach", "qd_ach", "force", "measured")
+VECTOR_KEYS = ("q_cmd", "qd_cmd", "q_ach", "qd_ach", "force", "measured")
+GAIT_KEYS3 = VECTOR_KEYS
+
+
+def empty_vector_record(n: int, width: int) -> dict:
+    """Record of a multi-DoF interface: command / achieved state / load per step (``width`` entries each), contact,
+    and the leg and wrench channels."""
+    rec = {"k": np.arange(n), "t": np.zeros(n), "contact": np.zeros(n, dtype=bool)}
+    for key in VECTOR_KEYS:
+        rec[key] = np.zeros((n, width))
+    for key in ("b_cmd", "b_meas", "bdot_meas", "current", "ff_velocity", "wrench"):
+        rec[key] = np.zeros((n, 6))
+    return rec
 
 
 def empty_gait_record(n: int) -> dict:
     """Record of the gait test: 3-DoF interface command / achieved state / load per step (plate frame, see
     :mod:`rths_ros.core.models.gait.rths`), contact and CoP, and the leg and wrench channels."""
-    rec = {"k": np.arange(n), "t": np.zeros(n), "contact": np.zeros(n, dtype=bool), "cop_x": np.full(n, np.nan)}
-    for key in GAIT_KEYS3:
-        rec[key] = np.zeros((n, 3))
-    for key in ("b_cmd", "b_meas", "bdot_meas", "current", "ff_velocity", "wrench"):
-        rec[key] = np.zeros((n, 6))
+    rec = empty_vector_record(n, 3)
+    rec["cop_x"] = np.full(n, np.nan)
     return rec
+
+
+def empty_shaker_record(n: int) -> dict:
+    """Record of the two-shaker rig (:mod:`rths_ros.core.models.bartl.beams_rths`): the vector record of width 2."""
+    return empty_vector_record(n, 2)
 
 
 def _empty_building_record(n: int) -> dict:
@@ -82,15 +96,18 @@ class VirtualRun:
         self.plant = factory.build_plant(s)
         self.n_steps = s.steps
         self.trial_len = s.steps + 1
-        # the 1-D loop serves every rig with one interface DoF: the Stewart platform's, the linear motor's, the damper's
-        self._trial_of_family = {"interface_1d": self._trial, "gait": self._trial_gait,
+        # the 1-D loop serves every rig with one interface DoF: the Stewart platform's, the linear motor's, the damper's;
+        # the vector loop the multi-DoF interfaces: the gait test's, the two shakers'
+        self._trial_of_family = {"interface_1d": self._trial, "gait": self._trial_vector,
                                  "building": self._trial_building, "linear_motor": self._trial,
-                                 "damper_rig": self._trial}[self.family]
+                                 "damper_rig": self._trial, "shaker_pair": self._trial_vector}[self.family]
         self._empty_record = {"interface_1d": empty_record, "gait": empty_gait_record,
                               "building": _empty_building_record, "linear_motor": empty_record,
-                              "damper_rig": empty_record}[self.family]
-        if self._trial_of_family != self._trial:   # the controllers act on a 1-D interface only (scenario checks)
-            self.npc = self.aff = self.ilc = self.blend = None
+                              "damper_rig": empty_record, "shaker_pair": empty_shaker_record}[self.family]
+        if self._trial_of_family != self._trial:   # the 1-D controllers act on a 1-D interface only (scenario checks)
+            self.npc = self.ilc = self.blend = None
+            # an adaptive filter of the interface gap (the two shakers' AFF)
+            self.aff = factory.build_aff(s) if s.aff.enabled else None
             return
         self.commander = self.platform.commander     # None where the leg-space learners do not apply
         self.scalar_force = self.force.processor
@@ -213,7 +230,7 @@ class VirtualRun:
             try:
                 cmd = path.command(q, qd)
                 if aff_interface:        # the aff_learner's half: the interface gap of the study's sample k+1
-                    aff.adapt_interface(z, q_ach[0], f_meas, step=k)
+                    aff.adapt_interface(q, q_ach, (f_meas,), step=k)
                 if aff is not None:      # the platform's half: u_{k+1} = Theta . [b_{k+1}, b_k, ...] (FIR)
                     #                          or W(t_{k+1}) theta_k (harmonic)
                     path.add_feedforward(cmd, aff.feedforward(cmd.length, step=k + 1))
@@ -275,11 +292,14 @@ class VirtualRun:
                 return False
         return True
 
-    def _trial_gait(self, j: int, rec: dict) -> bool:
-        """One trial of the gait test, in the order of the node graph (see rths_ros.core.models.gait.rths)."""
+    def _trial_vector(self, j: int, rec: dict) -> bool:
+        """One trial of a multi-DoF interface (the gait test, rths_ros.core.models.gait.rths; the two shakers,
+        rths_ros.core.models.bartl.beams_rths), in the order of the node graph.  An adaptive filter adapts with the
+        interface gap (the learner's half after the command of step k+1) and adds its output to that command."""
         s = self.s
         base = j * self.trial_len
-        if self.compiled and not base <= s.faults.nan_wrench_at_step <= base + self.n_steps:
+        aff = self.aff
+        if self.compiled and aff is None and not base <= s.faults.nan_wrench_at_step <= base + self.n_steps:
             from rths_ros.core.models.gait.trial import run_trial_compiled
             if run_trial_compiled(self.numerical, self.platform, self.force, self.plant, factory.plant_seed(s, j),
                                   self.n_steps, rec, base):
@@ -289,6 +309,9 @@ class VirtualRun:
         num.reset()
         plat.reset()
         gf.reset()
+        if aff is not None:
+            aff.reset()
+        has_cop = "cop_x" in rec
         q, qd = (a.copy() for a in num.command())
         b_cmd = plat.start_lengths.copy()
         ff = np.zeros(6)
@@ -317,7 +340,8 @@ class VirtualRun:
             rec["force"][row] = force
             rec["measured"][row] = measured
             rec["contact"][row] = contact
-            rec["cop_x"][row] = gf.cop_x
+            if has_cop:
+                rec["cop_x"][row] = gf.cop_x
             rec["b_cmd"][row] = b_cmd
             rec["ff_velocity"][row] = ff
             rec["b_meas"][row] = out.lengths
@@ -336,7 +360,10 @@ class VirtualRun:
             q, qd = (a.copy() for a in num.command())
             try:
                 cmd = plat.command(q, qd)                                   # stewart_platform: leg command
-            except LimitViolation as exc:
+                if aff is not None:
+                    aff.adapt_interface(q, q_ach, measured, step=k)         # aff_learner: gap of step k
+                    plat.add_feedforward(cmd, aff.feedforward(cmd.length, step=k + 1))   # u_k+1 = W(t_k+1) theta
+            except CommandRejected as exc:
                 rec["aborted"] = True
                 rec["abort_reason"] = f"step {row + 1}: {exc}"
                 rec["_abort_row"] = k

@@ -16,7 +16,8 @@ lam_VIR = -F_int (the force on the numerical part); lockstep waits for all five 
 the newest interface values if the step's own are not there.
 
 A filter that adapts with the interface gap (the family's ``aff_gap = "interface"``: the cubic-spring rig's AFF on
-a linear motor, rths_ros.core.models.bartl.rths.CubicSpringAff) reads no leg topics: after step k it takes the
+a linear motor, rths_ros.core.models.bartl.rths.CubicSpringAff; the coupled beams' two-DoF AFF on two shakers,
+rths_ros.core.models.bartl.beams_rths.CoupledBeamsAff) reads no leg topics: after step k it takes the
 achieved z_ach[k] (InterfaceState), the measured force F[k] (InterfaceForce, ``measured``) and the command
 z_cmd[k+1] (InterfaceCommand), adapts, and publishes the coefficients of step k for the command of step k+1.  The
 last step of a trial has no next command: its coefficients are published unchanged.
@@ -53,10 +54,13 @@ class AffLearnerNode(RthsNode):
         self.b_meas: dict[int, np.ndarray] = {}
         # the power-flow supervisor of the harmonic AFF needs the interface force and gap of every step
         self.supervised = bool(getattr(self.aff, "supervised", False))
-        self.f_int: dict[int, float] = {}
-        self.z_cmd: dict[int, float] = {}
-        self.z_ach: dict[int, float] = {}
-        self._latest = [0.0, 0.0, 0.0]      # F_int, z_cmd, z_ach (realtime: newest values)
+        # interface values per step, arrays of the interface widths (the supervisor uses entry 0)
+        self.f_int: dict[int, np.ndarray] = {}
+        self.z_cmd: dict[int, np.ndarray] = {}
+        self.z_ach: dict[int, np.ndarray] = {}
+        w = factory.interface_widths(scenario)
+        self._widths = (w["measured"], w["command"], w["state"])
+        self._latest = [np.zeros(n) for n in self._widths]      # F_int, z_cmd, z_ach (realtime: newest values)
         if self.supervised or self.interface_gap:
             force_field = "measured" if self.interface_gap else "force"
             for i, (typ, topic, store, field) in enumerate((
@@ -102,15 +106,15 @@ class AffLearnerNode(RthsNode):
         for d in (self.f_int, self.z_cmd, self.z_ach):      # in place: the callbacks hold these dicts
             for old in [k for k in d if k < start]:
                 del d[old]
-        self._latest[:] = [0.0, 0.0, 0.0]
+        self._latest[:] = [np.zeros(n) for n in self._widths]
 
     def _interface_input(self, i: int, store: dict, field: str):
-        """Callback of one interface topic: its first component at step k, kept for the supervisor
-        (``_latest[i]`` is the newest value, used in realtime when a step's own is missing)."""
+        """Callback of one interface topic: its values at step k (an array of the interface width), kept for the
+        filter (``_latest[i]`` is the newest value, used in realtime when a step's own is missing)."""
         def cb(msg) -> None:
             if self.done or not self.enter_trial(msg.step):
                 return
-            store[int(msg.step)] = self._latest[i] = float(getattr(msg, field)[0])
+            store[int(msg.step)] = self._latest[i] = np.array(getattr(msg, field), dtype=float)
             self._try()
         return cb
 
@@ -202,9 +206,9 @@ class AffLearnerNode(RthsNode):
                 # u_k = Theta_{k-1} . [b_k, b_{k-1}, ...]: the output the platform added to b_k
                 self.aff.feedforward(b_k, step=k - self.start)
             if self.supervised:
-                f = self.f_int.pop(k, self._latest[0])
-                zc = self.z_cmd.pop(k, self._latest[1])
-                za = self.z_ach.pop(k, self._latest[2])
+                f = float(self.f_int.pop(k, self._latest[0])[0])
+                zc = float(self.z_cmd.pop(k, self._latest[1])[0])
+                za = float(self.z_ach.pop(k, self._latest[2])[0])
                 self.aff.adapt(b_k, self.b_meas.pop(k), step=k - self.start, lam_vir=-f, gap_interface=za - zc)
                 if len(self.f_int) + len(self.z_cmd) + len(self.z_ach) > 300:   # realtime: drop skipped steps
                     for d in (self.f_int, self.z_cmd, self.z_ach):

@@ -11,7 +11,8 @@ from rths_ros.app import scenario as scn
 from rths_ros.core.models.registry import FAMILIES
 
 SCENARIO_OF_FAMILY = {"interface_1d": "contact_1d", "gait": "gait_vpp", "building": "benchmark_building",
-                      "linear_motor": "cubic_spring_pbc", "damper_rig": "dubois_damper"}
+                      "linear_motor": "cubic_spring_pbc", "damper_rig": "dubois_damper",
+                      "shaker_pair": "coupled_beams_aff"}
 
 
 def test_every_family_has_widths():

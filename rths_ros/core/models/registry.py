@@ -5,7 +5,8 @@ DoF z on the Stewart platform, force along it, the contact test's plant and metr
 sagittal interface of the prosthetic-foot test), ``building`` (the servo-hydraulic benchmark's actuator and
 tracking controller), ``linear_motor`` (one interface DoF on a linear motor's axis instead of the Stewart
 platform: seed 001's cubic-spring rig) and ``damper_rig`` (a servo-hydraulic actuator driving a hydraulic damper
-with transfer-dynamics cancellation: seed 004's rig).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
+with transfer-dynamics cancellation: seed 004's rig) and ``shaker_pair`` (a two-DoF interface driven by two
+force-controlled shakers: seed 001's coupled beams).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
 the analysis maps it to its metrics.  A new model of an existing family is one module in this folder and one
 line of :data:`MODELS` (docs/architecture.md shows it with the linear oscillator).
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rths_ros.core.models import building, contact1d, fe_beam, gait, oscillator
+from rths_ros.core.models.bartl import beams_rths
 from rths_ros.core.models.bartl import rths as bartl_rths
 from rths_ros.core.models.base import NumericalModel
 from rths_ros.core.models.dubois import rths as dubois_rths
@@ -23,7 +25,7 @@ from rths_ros.core.models.dubois import rths as dubois_rths
 __all__ = ["ModelEntry", "MODELS", "FAMILIES", "entry", "family_of", "require_family"]
 
 #: the model families (see the module doc)
-FAMILIES = ("interface_1d", "gait", "building", "linear_motor", "damper_rig")
+FAMILIES = ("interface_1d", "gait", "building", "linear_motor", "damper_rig", "shaker_pair")
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,10 @@ MODELS: dict[str, ModelEntry] = {
                                 "transfer functions (RK4), coupled to a hydraulic damper on a servo-hydraulic "
                                 "actuator (numerical.dubois_damper; seed 004)", section="dubois_damper",
                                 params=dubois_rths.DuboisScenarioParams),
+    "coupled_beams": ModelEntry("shaker_pair", beams_rths.build, "Craig-Bampton cantilever (Newmark) coupled through "
+                                "a two-DoF plate interface to a second beam driven by two shakers, harmonic AFF "
+                                "(numerical.coupled_beams; seed 001 §6.1)", section="coupled_beams",
+                                params=beams_rths.CoupledBeamsParams, validate=beams_rths.validate_scenario),
 }
 
 

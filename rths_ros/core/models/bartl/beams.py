@@ -28,6 +28,10 @@ The loop runs at dt = 0.2 ms: the rig (EXP + plate + shakers, state of the reduc
 hold on u, the VIR by implicit Newmark (beta = 1/4, gamma = 1/2, the stepper of
 :mod:`rths_ros.core.models.fe.integrators`, turned into its linear one-step map) with the interface force of the
 same sample (eq. 2.48), the harmonic AFF (QR-RLS, simultaneous identification) per sample in one numba loop.
+Sample 0 holds the rig at rest (u = 0); the AFF's first call, which starts its identification, is at sample 1,
+and f_ext at the new level k+1 is taken at t = (k+1) dt.  The steps of the loop are small compiled functions
+(:func:`rig_advance`, :func:`vir_advance`, ...) that the node graph's objects
+(:mod:`rths_ros.core.models.bartl.beams_rths`) call too, so both give the same numbers bit for bit.
 """
 from __future__ import annotations
 
@@ -47,7 +51,7 @@ from rths_ros.core.models.fe.reduction import craig_bampton
 from rths_ros.params import param
 
 __all__ = ["BeamRigParams", "BeamRig", "stepped_beam", "build_rig", "simulate_beams",
-           "reference_receptance"]
+           "reference_receptance", "rig_advance", "vir_advance", "to_points", "force_at_points", "excitation_force"]
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,47 @@ def build_rig(p: BeamRigParams = BeamRigParams()) -> BeamRig:
 
 
 @numba.njit(cache=True, nogil=True)
+def rig_advance(ad, bd, c_y, c_lam, d_lam, x, u):
+    """One sample of the rig with u held (ZOH): the new state, the actuator-point displacements y_EXP and the
+    interface force lambda_EXP = [F_Bz, M_By] (eq. 6.3).  The loop and the node graph's twin both call this."""
+    x = ad @ x + bd @ u
+    return x, c_y @ x, c_lam @ x + d_lam @ u
+
+
+@numba.njit(cache=True, nogil=True)
+def vir_advance(av, bv, c_v, s, inp):
+    """One Newmark step of the virtual beam: s' = av s + bv [f_P, lam_z, lam_alpha]; returns s' and
+    [z_P, z_B, alpha_B]."""
+    s = av @ s + bv @ inp
+    return s, c_v @ s
+
+
+@numba.njit(cache=True, nogil=True)
+def to_points(T, zb):
+    """Actuator-point displacements T [z_B; alpha_B] (eq. 6.1)."""
+    return T @ zb
+
+
+@numba.njit(cache=True, nogil=True)
+def force_at_points(tinv_t, lam_e):
+    """lambda_VIR at the actuator points, -T^-T lambda_EXP (power-conjugate to the gap g)."""
+    return -(tinv_t @ lam_e)
+
+
+@numba.njit(cache=True, nogil=True)
+def excitation_force(tn, amp, f0, square, t_on):
+    """f_ext at P at time tn: amp cos(2 pi f0 tn) (or its square wave) from t_on on, 0 before."""
+    f = 0.0
+    if tn >= t_on - 1e-12:
+        c = math.cos(2.0 * math.pi * f0 * tn)
+        if square:
+            f = amp if c >= 0.0 else -amp
+        else:
+            f = amp * c
+    return f
+
+
+@numba.njit(cache=True, nogil=True)
 def _beam_loop(n_steps, dt, every, amp, f0, square, t_on, limit, ad, bd, c_y, c_lam, d_lam, av, bv, c_v, T, tinv_t,
                out, omegas, ci, cf, ist, fs, rng, theta, theta_app, theta0, r_ad, p_tilde, r_id, p, g_prev, cs, x_ad, x_id,
                y_ad, y_id, row_ad, col_ad, row_id, col_id, u):
@@ -227,10 +272,13 @@ def _beam_loop(n_steps, dt, every, amp, f0, square, t_on, limit, ad, bd, c_y, c_
     zb = np.zeros(2)
     f = 0.0
     j = 0
+    for r in range(2):
+        u[r] = 0.0
     for k in range(n_steps):
         t = k * dt
-        aff_step_kernel(t, g, ge, lam, omegas, ci, cf, ist, fs, rng, theta, theta_app, theta0, r_ad, p_tilde, r_id,
-                        p, g_prev, cs, x_ad, x_id, y_ad, y_id, row_ad, col_ad, row_id, col_id, u)
+        if k > 0:      # sample 0: the rig at rest, as every trial of the node graph starts
+            aff_step_kernel(t, g, ge, lam, omegas, ci, cf, ist, fs, rng, theta, theta_app, theta0, r_ad, p_tilde,
+                            r_id, p, g_prev, cs, x_ad, x_id, y_ad, y_id, row_ad, col_ad, row_id, col_id, u)
         if k % every == 0:
             out[j, 0] = t
             out[j, 1] = f
@@ -245,33 +293,22 @@ def _beam_loop(n_steps, dt, every, amp, f0, square, t_on, limit, ad, bd, c_y, c_
             out[j, 10] = zb[0]
             out[j, 11] = zb[1]
             j += 1
-        x = ad @ x + bd @ u
-        lam_e = c_lam @ x + d_lam @ u
-        y_exp = c_y @ x
-        tn = t + dt
-        f = 0.0
-        if tn >= t_on - 1e-12:
-            c = math.cos(2.0 * math.pi * f0 * tn)
-            if square:
-                f = amp if c >= 0.0 else -amp
-            else:
-                f = amp * c
+        x, y_exp, lam_e = rig_advance(ad, bd, c_y, c_lam, d_lam, x, u)
+        f = excitation_force((k + 1) * dt, amp, f0, square, t_on)
         inp[0] = f
         inp[1] = -lam_e[0]
         inp[2] = -lam_e[1]
-        sv = av @ sv + bv @ inp
+        sv, yv3 = vir_advance(av, bv, c_v, sv, inp)
         inp[1] = 0.0
         inp[2] = 0.0
-        se = av @ se + bv @ inp
-        yv3 = c_v @ sv
-        ye3 = c_v @ se
+        se, ye3 = vir_advance(av, bv, c_v, se, inp)
         zb[0] = yv3[1]
         zb[1] = yv3[2]
-        y_vir = T @ zb
+        y_vir = to_points(T, zb)
         for r in range(2):
             g[r] = y_exp[r] - y_vir[r]
             ge[r] = -(T[r, 0] * ye3[1] + T[r, 1] * ye3[2])
-        lam = -(tinv_t @ lam_e)            # lambda_VIR at the actuator points (power-conjugate to g)
+        lam = force_at_points(tinv_t, lam_e)
         if not (abs(g[0]) < limit and abs(g[1]) < limit):
             return j, k + 1
     return j, n_steps

@@ -285,12 +285,13 @@ class CubicSpringAff:
             self.pf.reset()
         self._u[:] = 0.0
 
-    def adapt_interface(self, z_cmd_next: float, z_ach: float, f_meas: float, step: int) -> None:
-        """Learner half after step ``step`` = k (local): adapt with the gap of the study's sample k+1."""
+    def adapt_interface(self, z_cmd_next, z_ach, f_meas, step: int) -> None:
+        """Learner half after step ``step`` = k (local): adapt with the gap of the study's sample k+1 (sequences of
+        the interface width 1)."""
         x_ext, _ = self.external.step(0.0)
-        self._g[0] = float(z_ach) - float(z_cmd_next)
+        self._g[0] = float(z_ach[0]) - float(z_cmd_next[0])
         self._ge[0] = -x_ext
-        self._lam[0] = -float(f_meas)
+        self._lam[0] = -float(f_meas[0])
         self.filt.step((step + 1) * self.dt_s, self._g, self._ge, self._lam)
 
     def feedforward(self, b=None, theta=None, step: int = 0) -> np.ndarray:

@@ -46,7 +46,7 @@ VECTOR_KEYS = ("b_cmd", "ff_velocity", "b_meas", "bdot_meas", "current", "wrench
 @njit(cache=True)
 def _run_trial_gait(n_steps, geom, fk, proc, ach, model, plat, plant, legs, foot, sensors, noise, rows, vecs, cols,
                     final):
-    """Samples 0 .. ``n_steps`` of one trial (the loop of ``VirtualRun._trial_gait``).  ``vecs[2:6, 0]`` hold the
+    """Samples 0 .. ``n_steps`` of one trial (the loop of ``VirtualRun._trial_vector``).  ``vecs[2:6, 0]`` hold the
     plant's measurement of sample 0 and ``vecs[0, 0]`` the start lengths on entry; writes ``rows``
     (:data:`ROW3_KEYS`), ``vecs`` (:data:`VECTOR_KEYS`) and ``cols`` (contact, cop_x).  ``final`` receives the
     model's times, the delay-line position, the count of speed-limited steps, the plant's last Newton updates and
