@@ -45,8 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rths_ros.core.learning.aff.harmonic import HarmonicAff
-from rths_ros.core.learning.aff.harmonic_legs import harmonic_feedforward_kernel
+from rths_ros.core.learning.aff.harmonic_interface import InterfaceGapAff
 from rths_ros.core.learning.aff.harmonic_params import HarmonicAffParams
 from rths_ros.core.models.bartl.beams import (
     BeamRig,
@@ -312,61 +311,33 @@ class PlateForce:
         return f, f, True
 
 
-class CoupledBeamsAff:
-    """The harmonic AFF of the beam rig through the node graph, both halves (the aff_learner adapts, the
-    stewart_platform outputs), with the interface of the leg filters (``coefficients``, ``reset``,
-    ``feedforward``); it adapts with the interface gap (the family's ``aff_gap = "interface"``).
-
-    Learner half, after step k (:meth:`adapt_interface`): the gap of the rig study's sample k+1,
+class CoupledBeamsAff(InterfaceGapAff):
+    """The two-DoF harmonic AFF of the beam rig through the node graph
+    (:class:`~rths_ros.core.learning.aff.harmonic_interface.InterfaceGapAff`, both halves; the family's
+    ``aff_gap = "interface"``): the gap of the rig study's sample k+1 at both actuator points,
     ``g = y_EXP - y_VIR`` (interface state k minus the interface command of step k+1), ``g_ext`` from a second
-    virtual beam driven by f_ext alone, ``lambda_VIR`` at the actuator points from the measured ``[F_Bz, M_By]``;
-    :class:`~rths_ros.core.learning.aff.harmonic.HarmonicAff` adapts theta with the basis at t_k+1.  Platform half
-    (:meth:`feedforward`): u = W(t_k+1) theta per shaker.  This is the loop of
-    :func:`rths_ros.core.models.bartl.beams.simulate_beams` split in two: the signals agree bit for bit.
-
-    ``coefficients`` (6, 2 n_Omega): row r < 2 is shaker r's ``[Re psi_1,r, Im psi_1,r, Re psi_2,r, ...]`` (theta
-    of eq. 5.13 regrouped per actuator; the message carries six rows, the others stay 0)."""
-
-    kind = "harmonic"
-    uses_output = False
-    supervised = False
+    virtual beam driven by f_ext alone, ``lambda_VIR`` at the actuator points from the measured ``[F_Bz, M_By]``.
+    This is the loop of :func:`rths_ros.core.models.bartl.beams.simulate_beams` split in two: the signals agree bit
+    for bit.  θ is published regrouped per shaker (rows 0 and 1)."""
 
     def __init__(self, p: CoupledBeamsParams, dt_s: float):
+        super().__init__(p.aff, dt_s)
         self.p = p
-        self.dt_s = float(dt_s)
         rig = rig_of(p, dt_s)
         self.T = rig.T
         self.tinv_t = np.linalg.inv(rig.T).T
-        self.filt = HarmonicAff(p.aff)
-        self.omegas = self.filt.omegas
-        self.n = int(p.aff.n_int)
-        nf = len(p.aff.frequencies_hz)
-        # theta index of coefficient [r, 2h + c]: frequency h, cosine (c = 0) or sine (c = 1) block, row r
-        self._perm = np.array([[2 * h * self.n + c * self.n + r for h in range(nf) for c in (0, 1)]
-                               for r in range(self.n)])
         self.external = VirtualBeam(p, dt_s)          # the virtual beam under f_ext alone: g_ext
         self._g, self._ge = np.zeros(self.n), np.zeros(self.n)
-        self._un = np.zeros(self.n)
-        self._u = np.zeros(6)
-        self._coef = np.zeros((6, 2 * nf))
-        self.home_lengths = np.zeros(6)
+        self._f = np.zeros(2)
         # load the compiled steps of both halves now, not at a realtime run's first step
         self.adapt_interface((0.0, 0.0), (0.0, 0.0), (0.0, 0.0), step=0)
         self.feedforward(step=0)
         self.reset()
 
-    @property
-    def coefficients(self) -> np.ndarray:
-        self._coef[:self.n] = self.filt.theta_app[self._perm]
-        return self._coef
-
-    def reset(self, home_lengths=None) -> None:
-        self.filt.reset()
+    def reset_rig(self) -> None:
         self.external.reset()
-        self._u[:] = 0.0
 
-    def adapt_interface(self, z_cmd_next, z_ach, f_meas, step: int) -> None:
-        """Learner half after step ``step`` = k (local): adapt with the gap of the study's sample k+1."""
+    def gaps(self, z_cmd_next, z_ach, f_meas):
         ext = self.external
         ext.advance(0.0, 0.0)
         ye3 = ext.yv3
@@ -374,13 +345,5 @@ class CoupledBeamsAff:
         for r in range(self.n):
             self._g[r] = float(z_ach[r]) - float(z_cmd_next[r])
             self._ge[r] = -(T[r, 0] * ye3[1] + T[r, 1] * ye3[2])
-        lam = force_at_points(self.tinv_t, np.array([float(f_meas[0]), float(f_meas[1])]))
-        self.filt.step((step + 1) * self.dt_s, self._g, self._ge, lam)
-
-    def feedforward(self, b=None, theta=None, step: int = 0) -> np.ndarray:
-        """Platform half: u = W(t_step) theta for the demand of step ``step`` (local), at indices 0, 1 of a
-        6-array; ``theta``: the published coefficients (default: this filter's own)."""
-        th = self.coefficients[:self.n] if theta is None else np.asarray(theta, dtype=float).reshape(6, -1)[:self.n]
-        harmonic_feedforward_kernel(np.ascontiguousarray(th), self.omegas, step * self.dt_s, self._un)
-        self._u[:self.n] = self._un
-        return self._u
+        self._f[0], self._f[1] = float(f_meas[0]), float(f_meas[1])
+        return self._g, self._ge, force_at_points(self.tinv_t, self._f)

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rths_ros.core.learning.aff.harmonic_interface import InterfaceGapAff
 from rths_ros.core.learning.aff.harmonic_params import HarmonicAffParams
 from rths_ros.core.models.bartl.cubic_spring import CubicSpringParams, CubicSpringRig, PeakFilter, spring_force
 from rths_ros.core.models.base import OneDofModel
@@ -236,69 +237,31 @@ def reference(numerical, n_rows: int, dt_s: float) -> dict:
     return {"z": reference_motion(numerical.cubic_spring, t), "contact": np.ones(n_rows, dtype=bool)}
 
 
-class CubicSpringAff:
-    """The harmonic AFF of the cubic-spring rig through the node graph, both halves (the aff_learner adapts, the
-    stewart_platform outputs), with the interface of the leg filters (``coefficients``, ``reset``,
-    ``feedforward``); it adapts with the interface gap, not a leg gap (the family's ``aff_gap = "interface"``).
-
-    Learner half, after step k (:meth:`adapt_interface`): the gap of the rig study's sample k+1,
-    ``g = y_EXP - y_VIR`` = the rod position measured after the demand of step k (interface state k) minus the
-    interface command of step k+1, ``lambda_VIR`` = minus the force measured with it (interface force k) and
-    ``g_ext`` = minus a second virtual part driven by f_ext alone; :class:`~rths_ros.core.learning.aff.harmonic.
-    HarmonicAff` adapts theta with the basis at t_k+1 (its first call starts the identification).  Platform half
-    (:meth:`feedforward`): u = W(t_k+1) theta through the peak filter, added to the demand of step k+1.  This is
+class CubicSpringAff(InterfaceGapAff):
+    """The harmonic AFF of the cubic-spring rig through the node graph
+    (:class:`~rths_ros.core.learning.aff.harmonic_interface.InterfaceGapAff`, both halves; the family's
+    ``aff_gap = "interface"``): the gap of the rig study's sample k+1, ``g = y_EXP - y_VIR`` = the rod position
+    measured after the demand of step k (interface state k) minus the interface command of step k+1,
+    ``lambda_VIR`` = minus the force measured with it (interface force k) and ``g_ext`` = minus a second virtual
+    part driven by f_ext alone; the output goes through the peak filter.  This is
     :func:`rths_ros.core.models.bartl.loop.simulate_cubic` split in two: the signals agree bit for bit."""
 
-    kind = "harmonic"
-    uses_output = False
-    supervised = False
-
     def __init__(self, p: CubicSpringScenarioParams, dt_s: float):
-        from rths_ros.core.learning.aff.harmonic import HarmonicAff
-        from rths_ros.core.learning.aff.harmonic_legs import harmonic_feedforward_kernel
-        self.p = p
-        self.dt_s = float(dt_s)
-        self.filt = HarmonicAff(p.aff)
-        self.omegas = self.filt.omegas
-        self.external = VirtualPart(p, dt_s)          # the virtual part under f_ext alone: g_ext = -x
         f = p.excitation_frequency_hz
-        self.pf = PeakFilter(f, dt_s, p.peak_bw_hz / (2.0 * f)) if p.peak_filter and f > 0.0 else None
-        self._kernel = harmonic_feedforward_kernel
+        pf = PeakFilter(f, dt_s, p.peak_bw_hz / (2.0 * f)) if p.peak_filter and f > 0.0 else None
+        super().__init__(p.aff, dt_s, pf)
+        self.p = p
+        self.pf = pf
+        self.external = VirtualPart(p, dt_s)          # the virtual part under f_ext alone: g_ext = -x
         self._g, self._ge, self._lam = np.zeros(1), np.zeros(1), np.zeros(1)
-        self._u1 = np.zeros(1)
-        self._u = np.zeros(6)
-        self._coef = np.zeros((6, self.filt.theta_app.size))
-        self.home_lengths = np.zeros(6)
         self.reset()
 
-    @property
-    def coefficients(self) -> np.ndarray:
-        """theta as applied, in the leg filters' layout (6, 2 n): row 0 is the motor's (the message carries six
-        rows; the others stay 0)."""
-        self._coef[0] = self.filt.theta_app
-        return self._coef
-
-    def reset(self, home_lengths=None) -> None:
-        self.filt.reset()
+    def reset_rig(self) -> None:
         self.external.reset()
-        if self.pf is not None:
-            self.pf.reset()
-        self._u[:] = 0.0
 
-    def adapt_interface(self, z_cmd_next, z_ach, f_meas, step: int) -> None:
-        """Learner half after step ``step`` = k (local): adapt with the gap of the study's sample k+1 (sequences of
-        the interface width 1)."""
+    def gaps(self, z_cmd_next, z_ach, f_meas):
         x_ext, _ = self.external.step(0.0)
         self._g[0] = float(z_ach[0]) - float(z_cmd_next[0])
         self._ge[0] = -x_ext
         self._lam[0] = -float(f_meas[0])
-        self.filt.step((step + 1) * self.dt_s, self._g, self._ge, self._lam)
-
-    def feedforward(self, b=None, theta=None, step: int = 0) -> np.ndarray:
-        """Platform half: u = PF(W(t_step) theta) for the demand of step ``step`` (local), at index 0 of a 6-array;
-        ``theta``: the published coefficients (default: this filter's own)."""
-        th = self.coefficients[:1] if theta is None else np.asarray(theta, dtype=float).reshape(6, -1)[:1]
-        self._kernel(th, self.omegas, step * self.dt_s, self._u1)
-        u = float(self._u1[0])
-        self._u[0] = self.pf(u) if self.pf is not None else u
-        return self._u
+        return self._g, self._ge, self._lam

@@ -159,3 +159,10 @@ def test_the_objects_load_their_compiled_steps_when_built():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert all(int(x) >= 1 for x in p.stdout.strip()[1:-1].split(",")), p.stdout
+
+
+def test_an_output_filter_is_refused_for_more_than_one_channel():
+    from rths_ros.core.learning.aff.harmonic_interface import InterfaceGapAff
+    s = scn.load(NAME)
+    with pytest.raises(ValueError, match="an output filter holds one channel; n_int = 2"):
+        InterfaceGapAff(s.numerical.coupled_beams.aff, s.loop.dt_s, output_filter=lambda u: u)
