@@ -10,7 +10,9 @@ virtual beam = T^-1 y_VIR.  On that layout the measures are those of the rig stu
 (:func:`rths_ros.analysis.bartl_rigs.beam_measures`) over the last ``BEAM_EVAL_S`` seconds (at most half of the
 time after the switch-on): per actuator point the amplitude ratio and phase of y_EXP against y_VIR at the
 excitation frequency, the synchronisation error ||G|| / ||Y_VIR||, the NMSE (eq. 6.4), and the virtual beam's
-interface motion against the coupled reference (``ref_ratio_z``, ``ref_ratio_alpha``).
+interface motion against the coupled reference at the excitation frequency (``ref_ratio_z``, ``ref_ratio_alpha``;
+for a square wave against its fundamental, 4/pi of its amplitude), and ``rel_rms`` = rms|g| / rms|y_VIR| (the
+rig study's measure of the square wave).
 
 Verdict: ``stable`` is False when the run aborted or the synchronisation error exceeds 1 (the gap is larger than
 the motion); ``synchronised`` is True when it is at most ``SYNC_TOL`` = 0.1.  A lockstep run with one trial and no
@@ -51,7 +53,9 @@ def study_layout(tr: dict, s: scn.Scenario) -> dict:
             "u": np.asarray(tr["b_cmd"][:, :2], dtype=float), "lam_exp": lam,
             "zb_vir": y_vir @ np.linalg.inv(rig.T).T, "f_ext": np.array([excitation(k * dt) if k else 0.0
                                                                           for k in range(n)]),
-            "f0_hz": p.excitation_frequency_hz, "amp_n": p.excitation_amplitude_n, "square": p.square,
+            # the reference is compared at f0: a square wave's fundamental has 4/pi of its amplitude
+            "f0_hz": p.excitation_frequency_hz, "square": p.square,
+            "amp_n": p.excitation_amplitude_n * (4.0 / math.pi if p.square else 1.0),
             "t_on_s": p.aff.t_id_s, "dt_s": dt}
 
 

@@ -75,8 +75,8 @@ class CoupledBeamsAffParams(HarmonicAffParams):
     +-0.5 N, held 0.5 s) and its length are this package's choices."""
 
     frequencies_hz: tuple[float, ...] = param([60.0], "Hz", 1e-3, 1e4, "basis frequencies: the excitation "
-                                              "frequency (sine) or its odd harmonics (square wave), "
-                                              "e.g. [40, 120, 200]")
+                                              "frequency (sine) or the first harmonics of the square wave "
+                                              "(§6.1.5's 5 harmonics at 40 Hz: [40, 80, 120, 160, 200])")
     n_int: int = param(2, "", 2, 2, "interface DoFs = shakers (2: the two actuator points)")
     law: str = param("rls", "", doc="adaptation law of theta: lms (eqs. 5.18-5.20) or rls (QR-RLS, Alg. 3)",
                      choices=("lms", "rls"))
