@@ -166,3 +166,20 @@ def test_an_output_filter_is_refused_for_more_than_one_channel():
     s = scn.load(NAME)
     with pytest.raises(ValueError, match="an output filter holds one channel; n_int = 2"):
         InterfaceGapAff(s.numerical.coupled_beams.aff, s.loop.dt_s, output_filter=lambda u: u)
+
+
+def test_lms_01_at_320_hz_runs_away_and_aborts_while_rls_synchronises():
+    """§6.1.4 as the scenario runs it (5 s of identification, as the seed): LMS with mu_LMS = 0.1 is unstable at
+    320 Hz, so the shakers' demand grows until the force limit aborts the run within 0.5 s of the switch-on; the
+    seed's RLS with simultaneous identification synchronises."""
+    base = ["numerical.coupled_beams.excitation_frequency_hz=320", "numerical.coupled_beams.aff.frequencies_hz=[320]",
+            "numerical.coupled_beams.aff.t_id_s=5.0", "loop.duration_s=8.0"]
+    s = scn.load(NAME, base + ["numerical.coupled_beams.aff.law=lms", "numerical.coupled_beams.aff.simultaneous=false",
+                               "numerical.coupled_beams.aff.mu_lms=0.1"])
+    v = run_virtual(s)
+    assert v["aborted"] and "numerical.coupled_beams.force_limit_n = 50 N" in v["abort_reason"]
+    assert 5.0 < v["k"].size * s.loop.dt_s < 5.5
+    s = scn.load(NAME, base)
+    v = run_virtual(s)
+    m, _ = shaker_pair_metrics(v, s)
+    assert not v["aborted"] and m["synchronised"] is True and m["sync_error"] < 0.02
