@@ -183,3 +183,17 @@ def test_lms_01_at_320_hz_runs_away_and_aborts_while_rls_synchronises():
     v = run_virtual(s)
     m, _ = shaker_pair_metrics(v, s)
     assert not v["aborted"] and m["synchronised"] is True and m["sync_error"] < 0.02
+
+
+def test_the_rig_matrices_do_not_depend_on_the_callers_blas_threads():
+    """The node graph's processes and the in-process run must build the same rig to the last bit: with two
+    OpenBLAS threads the matrix exponential rounds differently (ad, bd differed by 7e-21 before build_rig pinned one
+    thread, and a suite whose process had been limited to one thread saw the graph differ from its virtual run)."""
+    from threadpoolctl import threadpool_limits
+
+    from rths_ros.core.models.bartl.beams import BeamRigParams, build_rig
+    a = build_rig(BeamRigParams())
+    with threadpool_limits(limits=1):
+        b = build_rig(BeamRigParams())
+    for key in ("ad", "bd", "c_y", "c_lam", "d_lam", "av", "bv", "c_v"):
+        assert np.array_equal(getattr(a, key), getattr(b, key)), key
