@@ -98,6 +98,11 @@ def linear_motor_metrics(tr: dict, s: scn.Scenario, aborted: bool = False, abort
     m["E_diss_J"] = float(np.sum(r["f_d"] * tr["zdot_cmd"]) * dt)
     m["peak_damping_force_n"] = float(np.max(np.abs(r["f_d"])))
     m["peak_motor_force_n"] = float(np.max(np.abs(r["motor_force"])))
+    if "aff_mu" in tr:     # the learner's LMS gains as it published them with its coefficients (realtime runs too)
+        mu, nu = np.asarray(tr["aff_mu"], dtype=float), np.asarray(tr["aff_nu"], dtype=float)
+        on = np.isfinite(nu) & (t >= p.excitation_on_s)
+        m["mu_lms_final"] = float(mu[np.isfinite(mu)][-1]) if np.isfinite(mu).any() else None
+        m["nu_lms_min"] = float(np.min(nu[on])) if on.any() else None
     reasons = []
     if aborted:
         reasons.append(f"aborted: {abort_reason}")
@@ -191,6 +196,8 @@ def _report(m: dict, s: scn.Scenario) -> list[str]:
                   f"| peak power outflow / stabilised after | {f('p_out_max_w', '{:.3g}')} W / "
                   f"{f('t_stab_s', '{:.2f}')} s |",
                   f"| energy dissipated by the passivity controller | {f('E_diss_J', '{:.3g}')} J |",
+                  f"| AFF gains: final mu_LMS / lowest nu_LMS after the switch-on | {f('mu_lms_final', '{:.4g}')} / "
+                  f"{f('nu_lms_min', '{:.4g}')} |",
                   f"| peak damping force / motor force | {f('peak_damping_force_n', '{:.3g}')} / "
                   f"{f('peak_motor_force_n', '{:.3g}')} N |", ""]
     cc = m.get("core_check") or {}

@@ -81,6 +81,16 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
         k = int(m.step)
         if k <= n:
             rec["f_d"][k] = m.damping_force
+    # the adaptive filter's changing gains (harmonic LMS: mu_LMS, nu_LMS after the step's adaptation); NaN where a
+    # step has none
+    gains = [(int(m.step), list(m.gains)) for _, m in topics.get("/rths/aff_coefficients", [])
+             if len(getattr(m, "gains", ())) == 2]
+    if gains:
+        rec["aff_mu"] = np.full(n + 1, np.nan)
+        rec["aff_nu"] = np.full(n + 1, np.nan)
+        for k, (mu, nu) in gains:
+            if k <= n:
+                rec["aff_mu"][k], rec["aff_nu"][k] = mu, nu
     rec["f_int"] = rec["f_int"] + rec["f_d"]   # F'_m + F_d: the force the numerical part was fed (with force
     #                                            blending, numerical.force_blend, it was fed gamma f_p + (1 - gamma) f_n)
     # samples missing inside the record: from a channel's first sample on (a channel that starts a step later by

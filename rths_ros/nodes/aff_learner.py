@@ -140,6 +140,7 @@ class AffLearnerNode(RthsNode):
         m.header.stamp = self.get_clock().now().to_msg()
         m.step = k
         m.coefficients = self.aff.coefficients.ravel()
+        m.gains = [float(g) for g in self.aff.gains]
         self.pub.publish(m)
         self.next_k = k + 1
         self.timing.compute(time.perf_counter_ns() - t0)

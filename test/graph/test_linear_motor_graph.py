@@ -43,6 +43,8 @@ def test_harmonic_aff_on_the_linear_motor_through_the_graph(tmp_path, name):
     else:
         assert m["offset_mm"] == pytest.approx(0.5, abs=0.1) and m["t_stab_s"] < 0.5
         assert 0.5 < m["p_out_max_w"] < 10.0 and m["core_check"]["mu_lms_final"] < 0.1
+    # the learner publishes its LMS gains with its coefficients: the bag's equal the in-process repeat's
+    assert m["mu_lms_final"] == m["core_check"]["mu_lms_final"] and m["nu_lms_min"] == m["core_check"]["nu_lms_min"]
 
 
 def test_interface_gap_learner_keeps_up_in_realtime(tmp_path):
@@ -56,3 +58,5 @@ def test_interface_gap_learner_keeps_up_in_realtime(tmp_path):
     assert "core_check" not in m and "realtime" in m["core_check_skipped"]
     bag = read_bag(out / "bag", ["/rths/aff_coefficients"])
     assert len(bag["/rths/aff_coefficients"]) > 1000         # one per step of 2000, less what came late
+    # the supervisor's gains come from the bag, without the in-process repeat
+    assert 0.0 < m["mu_lms_final"] <= 0.1 and 0.0 <= m["nu_lms_min"] <= 1.0

@@ -189,6 +189,11 @@ class FxlmsAff:
         return self._gap
 
     @property
+    def gains(self) -> tuple[float, ...]:
+        """Changing adaptation gains: none (the step size and leakage are fixed)."""
+        return ()
+
+    @property
     def output(self) -> np.ndarray:
         """Last output u_{k+1} [m] (view)."""
         return self._u

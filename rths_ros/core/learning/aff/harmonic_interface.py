@@ -65,6 +65,11 @@ class InterfaceGapAff:
         self._coef[:self.n] = self.filt.theta_app[self._perm]
         return self._coef
 
+    @property
+    def gains(self) -> tuple[float, ...]:
+        """(mu_LMS, nu_LMS) of an LMS adaptation (the supervisor's current values), () for RLS."""
+        return (self.filt.mu_lms, self.filt.nu_lms) if self.filt.params.law == "lms" else ()
+
     def reset(self, home_lengths=None) -> None:
         self.filt.reset()
         self.reset_rig()

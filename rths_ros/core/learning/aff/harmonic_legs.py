@@ -151,6 +151,12 @@ class HarmonicLegAff:
         return self._gap
 
     @property
+    def gains(self) -> tuple[float, ...]:
+        """(mu_LMS, nu_LMS) of the first leg's LMS adaptation (the supervisor sets every leg's alike), () for
+        QR-RLS."""
+        return () if self._rls else (self.filters[0].mu_lms, self.filters[0].nu_lms)
+
+    @property
     def gap_ext(self) -> np.ndarray:
         """Estimated gap without feedforward g + S(u) of the last adaptation (QR-RLS only)."""
         return self._gext

@@ -197,3 +197,4 @@ def test_the_rig_matrices_do_not_depend_on_the_callers_blas_threads():
         b = build_rig(BeamRigParams())
     for key in ("ad", "bd", "c_y", "c_lam", "d_lam", "av", "bv", "c_v"):
         assert np.array_equal(getattr(a, key), getattr(b, key)), key
+
