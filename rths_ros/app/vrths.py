@@ -30,7 +30,6 @@ def empty_record(n: int) -> dict:
 
 
 VECTOR_KEYS = ("q_cmd", "qd_cmd", "q_ach", "qd_ach", "force", "measured")
-GAIT_KEYS3 = VECTOR_KEYS
 
 
 def empty_vector_record(n: int, width: int) -> dict:
