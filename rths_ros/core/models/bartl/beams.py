@@ -181,7 +181,7 @@ def _newmark_map(model: FEModel, dt: float) -> tuple[np.ndarray, np.ndarray, np.
 def build_rig(p: BeamRigParams = BeamRigParams()) -> BeamRig:
     """The reduced components and the sampled maps.  Built with one BLAS thread: the matrix exponential's products
     round differently with two OpenBLAS threads (last bits of ``ad``, ``bd``), and every process that runs the rig
-    (the node graph's, the in-process run's) must get the same bits whatever its BLAS threads."""
+    (the node graph's, the in-process run's) must get the same bits whatever its BLAS threading."""
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=1):
         return _build_rig(p)

@@ -187,8 +187,8 @@ def test_lms_01_at_320_hz_runs_away_and_aborts_while_rls_synchronises():
 
 def test_the_rig_matrices_do_not_depend_on_the_callers_blas_threads():
     """The node graph's processes and the in-process run must build the same rig to the last bit: with two
-    OpenBLAS threads the matrix exponential rounds differently (ad, bd differed by 7e-21 before build_rig pinned one
-    thread, and a suite whose process had been limited to one thread saw the graph differ from its virtual run)."""
+    OpenBLAS threads the matrix exponential rounds differently (ad, bd differed by 7e-21 from the one-thread result
+    before build_rig pinned one thread)."""
     from threadpoolctl import threadpool_limits
 
     from rths_ros.core.models.bartl.beams import BeamRigParams, build_rig
