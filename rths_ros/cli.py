@@ -8,6 +8,8 @@
     rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
     rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8|npc_kd|npc_gp   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
+    rths geometry SCENARIO [--set ...] [--json]      derived geometry of the platform: home legs, joint
+                                                     angles, conditioning, reach per axis, safe pose
     rths reference SCENARIO [--set ...] [--out DIR] [--duration S] [--json]
                                                      the ideal-transfer-system reference solution, printed and plotted
     rths stability [--coupling displacement|force] [--phi P --kappa K --zeta-vir Z --zeta-exp Z] [--out DIR]
@@ -31,8 +33,9 @@
     rths list                                        the scenarios under config/scenarios/
     rths qualify SCENARIO [--set ...] [--out DIR]    stepped sine / PSD / process models of the transfer system
                                                      on the twin; tunes the TDC model and prediction horizon
-    rths face SWEEP.yaml --out DIR [--workers N] [--reanalyse] [--cluster ADDRESS]
-                                                     FACE fidelity sweep (docs/fidelity.md)
+    rths face SWEEP.yaml --out DIR [--workers N] [--reanalyse] [--cluster ADDRESS] [--set K=V ...]
+              [--mode lockstep|realtime] [--plant sim|hardware|ros2_control] [--composed]
+                                                     FACE fidelity sweep (docs/fidelity.md), also on a rig
     rths benchmark --case N [--earthquake E] [--runs R] [--convention paper|matlab]
                    [--controller module:Class] [--out DIR]
                                                      building benchmark J1-J9 (docs/benchmark_building.md)
@@ -46,7 +49,7 @@ import sys
 import time
 from pathlib import Path
 
-from rths_ros import bartl_cli, dubois_cli, rig_cli, tools_cli
+from rths_ros import bartl_cli, dubois_cli, geometry_cli, rig_cli, tools_cli
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -96,9 +99,19 @@ def cmd_run(a) -> int:
     for w in res.warnings:
         print(f"rths run: warning: {w}", file=sys.stderr)
     if res.code != 0:
-        print(f"rths run: FAILED: {res.message}", file=sys.stderr)
-        if analyze:  # keep what was recorded: metrics and plots of the run up to the failure (status in them)
-            _analyze(out / "bag", out, partial=True)
+        # the details (the failed node's log tail, notes) first, the analysis of what was recorded next, and the
+        # first cause last: the line a user reads
+        head, _, details = res.message.partition("\n")
+        if details.strip():
+            print(details, file=sys.stderr)
+        from rths_ros.app.run_status import read_events
+        started = any(e.get("type") == "START" for e in read_events(out)["events"])
+        if analyze and started:  # keep what was recorded: metrics and plots up to the failure (status in them)
+            try:
+                _analyze(out / "bag", out, partial=True)
+            except Exception as exc:       # nothing to analyse must not hide the cause
+                print(f"rths run: no analysis: {exc}", file=sys.stderr)
+        print(f"rths run: FAILED: {head}", file=sys.stderr)
         return res.code
     print(f"run finished in {res.wall_s:.1f} s (ROS domain {res.domain_id})")
     if analyze:
@@ -378,6 +391,8 @@ def cmd_face(a) -> int:
     from rths_ros.analysis.face.cli import main as face_main
     argv = ([a.sweep] if a.sweep else []) + ["--out", a.out, "--workers", str(a.workers)]
     argv += (["--reanalyse"] if a.reanalyse else []) + (["--cluster", a.cluster] if a.cluster else [])
+    argv += [x for s in a.set for x in ("--set", s)] + (["--mode", a.mode] if a.mode else [])
+    argv += (["--plant", a.plant] if a.plant else []) + (["--composed"] if a.composed else [])
     return face_main(argv, prog="rths face")
 
 
@@ -473,6 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
     rig_cli.add_parsers(sub, _scenario_args)
+    geometry_cli.add_parsers(sub, _scenario_args)
     fa = sub.add_parser("face", help="FACE fidelity sweep: run the points, fit q = h(e), extrapolate to e = 0")
     fa.add_argument("sweep", nargs="?", help="sweep YAML (e.g. config/sweeps/contact_1d_tau_add.yaml); with "
                     "--reanalyse optional (default OUT/sweep.yaml)")
@@ -482,6 +498,11 @@ def build_parser() -> argparse.ArgumentParser:
     fa.add_argument("--reanalyse", action="store_true", help="analyse the saved points again; nothing is run")
     fa.add_argument("--cluster", metavar="ADDRESS", help="run the points on a Dask distributed cluster: local:N "
                     "(N local worker processes) or a scheduler address such as tcp://host:8786")
+    fa.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a scenario setting of every "
+                    "point (plant=... and loop.mode=... set the sweep's plant and mode)")
+    fa.add_argument("--mode", choices=("lockstep", "realtime"), help="clock mode of the graph runs")
+    fa.add_argument("--plant", choices=tuple(scn.PLANT_NODE_OF), help="plant of the graph runs (a rig: realtime)")
+    fa.add_argument("--composed", action="store_true", help="graph runs with every node in one process")
     fa.set_defaults(func=cmd_face)
     bm = sub.add_parser("benchmark", help="building benchmark (vRTHS benchmark control problem): J1-J9")
     bm.add_argument("--case", default="1", choices=("1", "2", "3", "4", "all"),

@@ -258,7 +258,9 @@ class RunWatch:
         failed = any(c != 0 for c in self.exit_codes.values())
         record_run_end(self.out, self.exit_codes, self.s.loop.trials, "SIGINT" if context.is_shutdown else None,
                        self.failure or ("a node failed" if failed else None))
-        if self.record and (self.out / "bag").exists() and not context.is_shutdown:
+        # a run that ended before START recorded no loop data: nothing to analyse (its cause is the last line)
+        started = any(e.get("type") == "START" for e in read_events(self.out)["events"])
+        if self.record and started and (self.out / "bag").exists() and not context.is_shutdown:
             proc = ExecuteProcess(cmd=analysis_command(self.out), name=ANALYSIS_PROCESS, output="screen",
                                   additional_env=node_env_overrides())
             return [proc, RegisterEventHandler(OnProcessExit(target_action=proc, on_exit=self._analysis_done))]

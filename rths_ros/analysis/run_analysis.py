@@ -127,11 +127,13 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
 
 
 def loop_stats(topics: dict, scenario: scn.Scenario, n: int) -> dict:
-    """Loop statistics from the last LoopTiming of each node (the beat node gives the end-to-end latency)."""
+    """Loop statistics from the last LoopTiming of each node (the beat node, the run's plant, gives the end-to-end
+    latency and the deadline misses)."""
     last = {}
     for _, m in topics.get("/rths/timing", []):
         last[m.node] = m
-    beat = last.get("sim_plant")
+    # the beat-setting plant of the run: the twin, the hardware driver or the ros2_control plant
+    beat = last.get(scn.PLANT_NODE_OF.get(scenario.plant, "sim_plant"))
     misses = int(beat.late_messages) if beat is not None else 0
     out = {
         "mode": scenario.loop.mode,

@@ -10,7 +10,10 @@ runner, and the /rths/events messages in the bag) and from how many steps of loo
                  send an ABORT whose reason starts with :data:`INTERRUPTED`, and the platform ramps to the
                  safe pose as after any abort;
 ``incomplete``   no abort, but the record ends early or has gaps (e.g. the recorder was killed, its bag
-                 recovered from the complete chunks).
+                 recovered from the complete chunks);
+``failed``       a node process died (a crash, killed, a teardown that hung before its files were written)
+                 without an abort of the run: whatever the record holds, the run is not one to report as
+                 complete.
 
 The first fault is the earliest ABORT (its node, step and reason); a node that died without sending one (a
 crash seen only by its exit code) is named by the runner instead.  ROS-free: the runner, the analysis and the
@@ -25,7 +28,7 @@ from pathlib import Path
 
 #: the reason of the ABORT a node sends when its process got SIGINT / SIGTERM ("interrupted by SIGINT")
 INTERRUPTED = "interrupted by"
-STATUSES = ("completed", "aborted", "interrupted", "incomplete")
+STATUSES = ("completed", "aborted", "interrupted", "incomplete", "failed")
 EVENTS_FILE = "events.json"
 
 
@@ -113,7 +116,7 @@ class RunStatus:
         steps = f"{self.steps_recorded} of {self.steps_expected} steps recorded"
         gaps = f", {self.missing_total} samples missing" if self.missing_total else ""
         head = {"completed": "completed", "aborted": "ABORTED", "interrupted": "INTERRUPTED",
-                "incomplete": "INCOMPLETE"}[self.status]
+                "incomplete": "INCOMPLETE", "failed": "FAILED"}[self.status]
         fault = f"; first fault: {fault_text(self.first_fault)}" if self.first_fault else ""
         return f"{head} ({steps}{gaps}){fault}"
 
@@ -134,7 +137,7 @@ def run_status(events: list[dict], trials: int, steps_expected: int, steps_recor
     every sample is acknowledged, none may be missing) if samples are missing inside the record."""
     missing = dict(missing_samples or {})
     status = event_status(events, trials)
-    if recorded_status in ("aborted", "interrupted") and status in ("completed", "incomplete"):
+    if recorded_status in ("aborted", "interrupted", "failed") and status in ("completed", "incomplete"):
         status = recorded_status      # the runner knew more (a node died without an ABORT, a signal)
     if status == "completed" and (steps_recorded < steps_expected or (lockstep and sum(missing.values()) > 0)):
         status = "incomplete"
@@ -154,7 +157,8 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
     node sent about it (the plant's process watch) is its consequence.  ``failure`` (the runner's own reason, e.g.
     the time limit) is the fault when nothing else is known.  ``interrupted_by``: the signal that stopped the run.
     ``notes``: what is known about a node's exit beyond its code (e.g. its teardown watchdog fired).
-    ``warnings``: {node: text} of what went wrong without costing data (``teardown_warnings`` in events.json)."""
+    ``warnings``: {node: text} of what went wrong without costing data (``teardown_warnings`` in events.json).
+    A node that died without an abort makes the run ``failed``, never ``completed``."""
     rec = read_events(out)
     events = rec["events"]
     fault = first_fault_of(events)
@@ -184,6 +188,11 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
         status = status if status in ("aborted", "interrupted", "completed") else "aborted"
         if fault is None:       # the runner itself ended the run (time limit, a node stuck after the end)
             fault = {"node": failed_node or "runner", "step": -1, "reason": failure}
+    if status in ("completed", "incomplete") and died:
+        # a node process died (a crash, killed, a teardown hang before its files were written): never completed,
+        # whatever the other nodes did afterwards (a teardown hang after the files were written exits with the
+        # node's own result code and is a warning, not a death)
+        status = "failed"
     rec.update({"status": status, "first_fault": fault, "exit_codes": dict(exit_codes)})
     if warnings:
         rec["teardown_warnings"] = dict(warnings)

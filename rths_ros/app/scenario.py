@@ -163,6 +163,9 @@ class PlatformParams:
 class Scenario:
     name: str = param("unnamed", "", doc="scenario name")
     description: str = param("", "", doc="one-line description")
+    deliberate_mismatches: tuple[str, ...] = param([], "", doc="keys whose physical quantity may differ from the "
+                                                   "same quantity in another section (a mis-identification study); "
+                                                   "any other disagreement is refused at load (SAME_QUANTITIES)")
     nodes: tuple[str, ...] = param(list(KNOWN_NODES[:5]) + ["sim_plant"], "", doc="nodes to start",
                                    choices=KNOWN_NODES)
     plant: str = param("sim", "", doc="simulated plant, the hardware drivers or a ros2_control rig",
@@ -199,6 +202,8 @@ class Scenario:
             raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
         if not self.nodes:
             raise ParameterError("nodes: [] is not allowed; expected at least one node")
+        self._validate_node_set()
+        self._validate_same_quantities()
         self._validate_rig()
         if self.numerical.family == "gait":
             if self.plant == "sim" and self.sim_plant.specimen_kind != "prosthetic_foot":
@@ -208,6 +213,10 @@ class Scenario:
                 if getattr(self, sec).enabled:
                     raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'vpp' (the "
                                          "controllers act on the 1-D contact interface only)")
+        if self.platform.commander.added_delay_steps and self.numerical.family != "interface_1d":
+            raise ParameterError(f"platform.commander.added_delay_steps: {self.platform.commander.added_delay_steps!r} "
+                                 f"is not allowed with numerical.model = {self.numerical.model!r}; expected 0 (the "
+                                 "added delay acts in the leg commander of the 1-D interface)")
         if self.numerical.family == "building":
             self._validate_building()
             return
@@ -222,6 +231,44 @@ class Scenario:
             if abs(value - self.loop.dt_s) > 1e-15:
                 raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
                                      "equal (one update per synchronisation step)")
+
+    def _validate_same_quantities(self) -> None:
+        """One physical quantity, one value: the keys of :data:`SAME_QUANTITIES` that this scenario uses must agree
+        (relative 1e-9), unless the differing key is named in ``deliberate_mismatches``."""
+        for key in self.deliberate_mismatches:
+            if not any(key in keys for _, keys in SAME_QUANTITIES):
+                raise ParameterError(f"deliberate_mismatches: {key!r} is not allowed; expected keys of "
+                                     + "; ".join(f"{what}: {', '.join(keys)}" for what, keys in SAME_QUANTITIES))
+        for what, keys in SAME_QUANTITIES:
+            used = [(k, float(_get_key(self, k))) for k in keys if _key_in_use(self, k)]
+            if len(used) < 2:
+                continue
+            k0, v0 = used[0]
+            for k, v in used[1:]:
+                if abs(v - v0) <= 1e-9 * max(abs(v), abs(v0)) or k in self.deliberate_mismatches \
+                        or k0 in self.deliberate_mismatches:
+                    continue
+                raise ParameterError(f"{k}: {v!r} differs from {k0} = {v0!r}; both are the {what} and must agree "
+                                     f"(set both), or name {k!r} in deliberate_mismatches for a deliberate "
+                                     "mis-identification study")
+
+    def _validate_node_set(self) -> None:
+        """The plant's node comes from ``plant``: ``nodes`` lists 'sim_plant' (replaced by the rig's node) or the node
+        of the chosen plant, never another plant's node or two of them; the ros2_control emulator is started by
+        ``ros2_control.emulate``, not listed."""
+        listed = [n for n in self.nodes if n in PLANT_NODE_OF.values()]
+        ours = PLANT_NODE_OF[self.plant]
+        if len(listed) > 1:
+            raise ParameterError(f"nodes: {list(self.nodes)!r} lists {len(listed)} plant nodes "
+                                 f"({', '.join(listed)}); expected one: 'sim_plant' (replaced by the node of plant = "
+                                 f"{self.plant!r}) or {ours!r}")
+        if listed and listed[0] not in ("sim_plant", ours):
+            raise ParameterError(f"nodes: {listed[0]!r} is not allowed with plant = {self.plant!r}; expected "
+                                 f"'sim_plant' (replaced by the plant's node) or {ours!r}")
+        if "ros2_control_emulator" in self.nodes:
+            raise ParameterError("nodes: 'ros2_control_emulator' is not allowed in the node list; expected "
+                                 "ros2_control.emulate: true with plant = 'ros2_control' (the emulator is started "
+                                 "with the run's plant, in its own process)")
 
     def _validate_rig(self) -> None:
         """A ros2_control rig and a third-party sensor driver run on their own clocks: realtime mode only."""
@@ -297,12 +344,41 @@ class Scenario:
                 wanted.add(node)
         if self.live.enabled:
             wanted.add(LIVE_NODE)
-        if self.plant != "sim" and "sim_plant" in wanted:   # the rig replaces the digital twin
-            wanted.discard("sim_plant")
+        plants = set(PLANT_NODE_OF.values())
+        if self.plant != "sim" and wanted & plants:   # the rig replaces the digital twin (listed or not)
+            wanted -= plants
             wanted.add(PLANT_NODE_OF[self.plant])
             if self.plant == "ros2_control" and self.ros2_control.emulate:
                 wanted.add("ros2_control_emulator")
         return tuple(n for n in KNOWN_NODES if n in wanted)
+
+
+#: one physical quantity used by several nodes: (what it is, the keys that hold it); a key counts where the scenario
+#: uses it (_key_in_use): the specimen of the 1-D contact test in the twin, the numerical model's copy for the
+#: reference solution, the force sensor's gravity compensation
+SAME_QUANTITIES = (
+    ("specimen mass m_EXP", ("sim_plant.specimen.m_exp_kg", "numerical.contact_1d.m_exp_kg", "ft_sensor.m_exp_kg")),
+    ("specimen stiffness k_EXP", ("sim_plant.specimen.k_exp_n_per_m", "numerical.contact_1d.k_exp_n_per_m")),
+    ("initial gap h0 of the specimen", ("sim_plant.specimen.h0_m", "numerical.contact_1d.h0_m")),
+)
+
+
+def _get_key(s, key: str):
+    obj = s
+    for part in key.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _key_in_use(s, key: str) -> bool:
+    """Whether the scenario uses ``key`` of :data:`SAME_QUANTITIES`: the 1-D contact test (its specimen in the twin,
+    the numerical model's own contact_1d section, the sensor's compensation of the same specimen)."""
+    family = MODELS[s.numerical.model].family
+    if family != "interface_1d" or s.sim_plant.specimen_kind != "contact_1d":
+        return False
+    if key.startswith("numerical.contact_1d."):
+        return not MODELS[s.numerical.model].section       # a model with its own section has no copy here
+    return True
 
 
 #: scenario section -> the node that runs it when the section is enabled

@@ -42,7 +42,7 @@ import time
 import numpy as np
 from rclpy.lifecycle import LifecycleNodeMixin, TransitionCallbackReturn
 
-from rths_ros.core.platform.safety import SafePoseRamp, safe_pose_lengths, start_pose_ramp
+from rths_ros.core.platform.safety import SafePoseRamp, commands_outside_stroke, safe_pose_lengths, start_pose_ramp
 from rths_ros.drivers.ati_netft import NetFtClient
 from rths_ros.drivers.ft_sensor_base import SensorError, SensorTimeout
 from rths_ros.drivers.platform_link import PlatformLinkClient, PlatformLinkError, PlatformLinkTimeout
@@ -89,6 +89,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         g = scenario.platform.geometry
         self.leg_limits = (g.leg_length_min_m, g.leg_length_max_m, g.leg_velocity_max_m_per_s)
         self.refused = False
+        self.sent_outside = 0           # commands outside the stroke that _apply held back (never sent)
         self.start = trial_start_lengths(scenario)
         self.hold_length = self.start.copy()
         self.hold_ff = np.zeros(6)
@@ -147,7 +148,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         return TransitionCallbackReturn.SUCCESS
 
     def serving(self) -> bool:
-        return self.active and not self.fault
+        return self.active and not self.fault and not self._preflight_failed
 
     def on_start(self) -> None:
         if self.active and not self.fault:
@@ -201,8 +202,14 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         True if a ramp ran.  Holds the step lock: the heartbeat timer stays off the link meanwhile."""
         with self._step_lock:
             self._reset_link(trial)
+            first = trial == 0 and not self.started
+            before = np.array(self.state.length, dtype=float)
+            if first and not self.preflight("before the ramp to the start pose", before, self.start, self.kin):
+                return False        # nothing commanded: the run aborts before START
             ramp = start_pose_ramp(self.state.length, self.start, self.scenario.safety, self.dt)
             if ramp is None:
+                if first:
+                    self.preflight("at the start pose", before, self.start, self.kin, confirm=True)
                 return False
             t0 = time.monotonic()
             next_t = t0
@@ -245,6 +252,9 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
                     "start_error_after_m": float(np.max(np.abs(b1 - self.start))),
                     "controller_step": int(self.link_k)}
             self.start_ramps.append(info)
+            if first:       # the ramp is confirmed by the measured legs, not by the commands sent
+                self.preflight("after the ramp to the start pose", b1, self.start, self.kin, confirm=True,
+                               before=b0)
             self.get_logger().info(f"hardware_plant: legs ramped to the start pose in {ramp.ramp_steps} steps "
                                    f"(travel {1e3 * info['max_leg_travel_m']:.1f} mm), held {ramp.hold_steps} "
                                    f"steps; off by {1e6 * info['start_error_after_m']:.1f} um")
@@ -283,7 +293,18 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         self.wrench_status = 1 if sample.status else 0
 
     def _apply(self, length, ff) -> None:
-        """One step of the controller with this command (both modes), then the matching sensor record."""
+        """One step of the controller with this command (both modes), then the matching sensor record.  A length
+        outside the stroke never goes out (the last check before the link, ramps included): the present command
+        is held instead and the run aborts."""
+        lo, hi, _ = self.leg_limits
+        bad = commands_outside_stroke(length, lo, hi)
+        if bad:
+            self.sent_outside += 1
+            if self.sent_outside == 1 and not self.abort_reason:
+                self.abort_reason = f"hardware_plant: {bad}"
+                self.get_logger().error(self.abort_reason)
+                self.emit(TestEvent.ABORT, int(self.k), self.abort_reason)
+            length, ff = self.state.length, np.zeros(6)
         if self.mode == "lockstep":
             self.state = self.link.step(self.link_k, length, ff)
             self.link_k = self.state.step
@@ -407,7 +428,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
     def timing_summary(self) -> dict:
         s = super().timing_summary()
         hw = {"emulated": self.rig is not None, "fault": self.fault, "stale_wrench_steps": self.stale_wrench,
-              "start_ramps": list(self.start_ramps)}
+              "start_ramps": list(self.start_ramps), "commands_not_sent": self.sent_outside}
         if self.link is not None:
             ls = self.link.statistics()
             hw["link"] = {"received": ls.packets.received, "lost": ls.packets.lost,

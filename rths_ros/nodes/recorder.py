@@ -1,4 +1,5 @@
-"""recorder: writes every loop, learner, event and timing topic of the run to a rosbag2 (MCAP).
+"""recorder: writes every loop, learner, event and timing topic of the run to a rosbag2 (MCAP); with a ros2_control
+rig also the controller's command topic, the joint states and the sensor driver's wrench.
 
 The scenario YAML (fully resolved) goes into the bag twice: as the first message of
 /rths/scenario (std_msgs/String) and as the bag's custom metadata ``rths.scenario``.
@@ -60,6 +61,7 @@ class Recorder(RthsNode):
                 _msg_class(t.type), t.name, self._writer_for(t.name), qos, raw=True)
             if t.kind == "control":
                 self._expect_sub.append((sub, t.name))
+        self._record_rig_topics(scenario)
         self._closed = False
         # the end: once every other node's final timing report is in (each node sends it after STOP, after its
         # last loop message), a short quiet time suffices; else QUIET_S of silence
@@ -69,6 +71,26 @@ class Recorder(RthsNode):
         self.create_timer(0.05, self._check_quiet)
         # crash safety: hand the data to the file every FLUSH_S (a killed recorder loses at most that)
         self.create_timer(self.FLUSH_S, self._flush)
+
+    def _record_rig_topics(self, scenario) -> None:
+        """A ros2_control rig: also the commands that went to its controller, its joint states and its sensor
+        driver's wrench, as they were on the wire (the bag then shows what left the plant: bring-up checks,
+        identification from a bag, twin versus rig)."""
+        if scenario.plant != "ros2_control":
+            return
+        from rths_ros.runtime.standard_interfaces import driver_qos, standard_qos
+        p = scenario.ros2_control
+        rig = ((p.command_topic, "std_msgs/msg/Float64MultiArray"), (p.joint_state_topic, "sensor_msgs/msg/JointState"),
+               (scenario.standard_interfaces.wrench_input_topic, "geometry_msgs/msg/WrenchStamped"))
+        known = {t.name for t in TOPICS}
+        for name, type_name in rig:
+            if not name or name in known:
+                continue
+            known.add(name)
+            self.bag.add_topic(name, type_name)
+            # our own plant's commands: reliable (every one in the bag); the rig's drivers: best effort matches both
+            qos = standard_qos(100) if name == p.command_topic else driver_qos(100)
+            self.create_subscription(_msg_class(type_name), name, self._writer_for(name), qos, raw=True)
 
     def _flush(self) -> None:
         if not self._closed:
@@ -109,9 +131,9 @@ class Recorder(RthsNode):
         if self._stopping_since is None or self.done:
             return
         now = time.monotonic()
-        if (self.exit_code == 3 and self._safe_from and not self._safe_seen
+        if (self.exit_code == 3 and self.started and self._safe_from and not self._safe_seen
                 and now - self._stopping_since < self._safe_timeout_s):
-            return      # the ramp to the safe pose is still to come or under way
+            return      # the ramp to the safe pose is still to come or under way (none before START)
         quiet = self.QUIET_S if not self._all_reported() else self.QUIET_REPORTED_S
         if now - self._last_rx > quiet or now - self._stopping_since > 10.0 + self._safe_timeout_s:
             self.finish(self.exit_code)

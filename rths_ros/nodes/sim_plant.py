@@ -10,6 +10,8 @@ Publishes exactly what the hardware drivers publish: /rths/leg_state (LegState) 
 In lockstep mode it advances when the command for the next step arrived; in realtime mode on
 absolute wall-clock deadlines with the latest command (see rths_ros.runtime.beat).
 
+Pre-flight before READY (docs/safety.md): the twin's measured legs at the start pose, inside the stroke, belonging
+to a pose (the same check as on a rig, :meth:`rths_ros.runtime.beat.BeatNode.preflight`).
 Boundary checks (docs/safety.md): a leg command with a NaN or inf, a length outside the stroke or a velocity
 feedforward beyond the leg speed limit (``platform.geometry``) is not executed; the run aborts and the plant
 ramps to the safe pose.  These limits hold whatever feedforward the commander and the learners added.
@@ -69,6 +71,9 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         # the building benchmark's actuator command (length[0]) is no leg length: no stroke to check there
         self.leg_limits = None if g is None else (g.leg_length_min_m, g.leg_length_max_m,
                                                   g.leg_velocity_max_m_per_s)
+        if kin is not None:     # the pre-flight every plant runs before READY (the twin starts at the start pose)
+            self.preflight("at the start pose", np.array(self.out.lengths, dtype=float), self.hold_length, kin,
+                           confirm=True)
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state) -> TransitionCallbackReturn:
@@ -84,7 +89,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         return TransitionCallbackReturn.SUCCESS
 
     def serving(self) -> bool:
-        return self.active
+        return self.active and not self._preflight_failed
 
     def on_start(self) -> None:
         if self.active:

@@ -37,6 +37,9 @@ class Supervisor(RthsNode):
         self.pending_trial: int | None = None
         self._pending_since = 0.0
         self.ready: set[str] = set()
+        self.start_sent = False
+        #: READY from nodes the run does not start (a second rig or emulator in the same domain): not counted
+        self.foreign_ready: set[str] = set()
         self._t0 = time.monotonic()
         self._stop_sent_at: float | None = None
         self.events_log: list[dict] = []
@@ -91,10 +94,20 @@ class Supervisor(RthsNode):
     def on_event(self, msg) -> None:
         self.events_log.append(event_dict(msg))
         if msg.type == TestEvent.READY:
+            if msg.source not in self.expected and msg.source != self.role:
+                if msg.source not in self.foreign_ready:
+                    self.foreign_ready.add(msg.source)
+                    self.get_logger().warning(f"READY from {msg.source!r}, which this run does not start (another "
+                                              "run or rig in the same ROS domain?): not counted")
+                return
+            if msg.source == self.role:
+                return
             self.ready.add(msg.source)
             if msg.source in self.learners:
                 self.learner_trial[msg.source] = max(self.learner_trial.get(msg.source, 0), int(msg.trial))
-            if not self.started and self.expected <= self.ready:
+            if (not self.started and not self.start_sent and not self.abort_reason and self._stop_sent_at is None
+                    and self.expected <= self.ready):
+                self.start_sent = True      # one START per run, whatever READY arrives before it comes back
                 self.get_logger().info(f"all {len(self.expected)} nodes ready: START")
                 self.emit(TestEvent.START)
         elif msg.type == TestEvent.DONE and self._stop_sent_at is None:
@@ -141,7 +154,8 @@ class Supervisor(RthsNode):
                 self.pending_trial = None
                 self.abort_reason = reason
                 self.emit(TestEvent.ABORT, reason=reason, trial=j)
-        if not self.started and now - self._t0 > self.scenario.loop.start_timeout_s:
+        if (not self.started and not self.start_sent and self._stop_sent_at is None
+                and now - self._t0 > self.scenario.loop.start_timeout_s):
             missing = sorted(self.expected - self.ready)
             reason = f"nodes not ready after {self.scenario.loop.start_timeout_s:g} s: {', '.join(missing)}"
             self.emit(TestEvent.ABORT, reason=reason)
@@ -152,7 +166,7 @@ class Supervisor(RthsNode):
         # after STOP: end once every reader acknowledged the events (STOP included), at the latest after 0.5 s
         heard = self.exit_code != 3 and waited > 0.1 and self._events_pub.wait_for_all_acked(Duration(seconds=0.0))
         if heard or waited > 0.5:
-            waiting_safe = (self.exit_code == 3 and self.safe_from and not self.safe_received
+            waiting_safe = (self.exit_code == 3 and self.started and self.safe_from and not self.safe_received
                             and now - self._stop_sent_at < self.safe_timeout_s)
             if not waiting_safe:
                 self.finish(self.exit_code)

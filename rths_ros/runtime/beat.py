@@ -21,12 +21,16 @@ from __future__ import annotations
 import threading
 import time
 
-from rths_ros.core.platform.safety import leg_command_out_of_range, non_finite
+from rclpy.duration import Duration
+
+from rths_ros.core.platform.safety import leg_command_out_of_range, non_finite, preflight_problem
 from rths_ros.msg import TestEvent
 from rths_ros.runtime.clock import make_clock
 from rths_ros.runtime.node import RthsNode
 from rths_ros.runtime.processes import ProcessWatch
-from rths_ros.runtime.topics import TOPICS
+
+#: node processes whose end does not abort a run (a viewer)
+UNWATCHED_NODES = frozenset({"live_view"})
 
 
 class BeatNode(RthsNode):
@@ -40,6 +44,8 @@ class BeatNode(RthsNode):
     #: plants: abort when a node process no watchdog covers (recorder, supervisor, ILC learner) dies
     watch_processes = False
     sets_steps = True
+    #: after a failed pre-flight, the longest the node waits for every node to hear its ABORT
+    PREFLIGHT_LINGER_S = 10.0
     PROCESS_WATCH_PERIOD_S = 0.1
 
     def __init__(self, scenario, out_dir=None, context=None):
@@ -60,6 +66,11 @@ class BeatNode(RthsNode):
         #: (length min, length max, speed max) of the platform's legs, set by a plant; None: not checked
         self.leg_limits: tuple[float, float, float] | None = None
         self.process_watch: ProcessWatch | None = None
+        #: the pre-flight checks this plant ran before START (stage, result, the measured lengths)
+        self.preflight_log: list[dict] = []
+        #: where a plant's leg measurements come from, for the pre-flight's message (e.g. the joint mapping keys)
+        self.preflight_hint = ""
+        self._preflight_failed = False
         if self.watch_processes:
             self.create_timer(self.PROCESS_WATCH_PERIOD_S, self._check_processes)
 
@@ -109,12 +120,61 @@ class BeatNode(RthsNode):
         """Both boundary checks of a received leg command; False: it must not be executed (the run aborts)."""
         return self.leg_command_is_finite(inp) and self.leg_command_is_in_range(inp)
 
+    # -- pre-flight -------------------------------------------------------------------------------
+    def preflight(self, stage: str, measured, expected, kinematics=None, confirm: bool = False,
+                  before=None) -> bool:
+        """The pre-flight of a plant before START (:func:`~rths_ros.core.platform.safety.preflight_problem`):
+        the measured legs inside the stroke and belonging to a pose; with ``confirm`` also at the start pose
+        ``expected`` within ``safety.preflight_tolerance_m`` (after the ramp there, ``before`` = where it began).
+        A failure aborts the run before START (ABORT naming the leg, the values and the likely cause) and ends the
+        node; nothing more is commanded.  Returns True when the check passed."""
+        lo, hi, _ = self.leg_limits
+        tol = self.scenario.safety.preflight_tolerance_m if confirm else None
+        problem = preflight_problem(measured, expected, lo, hi, kinematics, tol, before)
+        self.preflight_log.append({"stage": stage, "ok": problem is None, "problem": problem or "",
+                                   "measured_m": [float(v) for v in measured],
+                                   "expected_m": [float(v) for v in expected]})
+        if problem is None:
+            self.get_logger().info(f"pre-flight {stage}: passed")
+            return True
+        reason = f"{self.role}: pre-flight {stage}: {problem}" + (f" [{self.preflight_hint}]" if self.preflight_hint
+                                                                   else "")
+        self.preflight_failed(reason)
+        return False
+
+    def preflight_failed(self, reason: str) -> None:
+        """Abort before START: one ABORT with ``reason``; the node ends without commanding anything more."""
+        if self.abort_reason or self.done:
+            return
+        self.abort_reason = reason
+        self._aborting = True
+        self._running_trial = False
+        self._preflight_failed = True
+        self.get_logger().error(reason)
+        self.emit(TestEvent.ABORT, 0, reason)
+        # before START the other nodes may not all listen yet: the node stays (at most PREFLIGHT_LINGER_S) until
+        # every node of the run subscribes to the events (transient-local: a late one still gets the ABORT) and
+        # acknowledged it, so the run ends on this reason and not on a start timeout
+        t0 = time.monotonic()
+        seen = [0]
+
+        def linger() -> None:
+            n = len(self.scenario.run_nodes)
+            seen[0] = max(seen[0], self._events_pub.get_subscription_count())
+            heard = seen[0] >= n and self._events_pub.wait_for_all_acked(Duration(seconds=0.0))
+            if heard or time.monotonic() - t0 > self.PREFLIGHT_LINGER_S:
+                timer.cancel()
+                self.publish_timing(final=True)
+                self.finish(3)
+        timer = self.create_timer(0.05, linger)
+
     # -- process watch ---------------------------------------------------------------------------
     def _start_process_watch(self) -> None:
         if not self.watch_processes or self.out_dir is None:
             return
-        loop_nodes = {p for t in TOPICS if t.kind == "control" for p in t.producers}
-        self.process_watch = ProcessWatch(str(self.out_dir), loop_nodes)
+        # every node process of the run but the viewer: a loop node that dies before its first message of a trial
+        # arms no watchdog (e.g. the platform node dying at START), so the watchdogs alone do not cover it
+        self.process_watch = ProcessWatch(str(self.out_dir), UNWATCHED_NODES)
         found = self.process_watch.discover()
         if found:
             self.get_logger().info("process watch: " + ", ".join(f"{'+'.join(n)} (pid {pid})"
@@ -150,8 +210,8 @@ class BeatNode(RthsNode):
 
     # -- abort: ramp to the safe pose ------------------------------------------------------------
     def on_abort(self, msg) -> None:
-        if self._ramp_thread is not None:
-            return
+        if self._ramp_thread is not None or self._preflight_failed:
+            return      # (a failed pre-flight ends the node itself, once every node heard its ABORT)
         ramp = self.make_safe_ramp() if self.started else None
         if ramp is None:
             super().on_abort(msg)
@@ -194,6 +254,7 @@ class BeatNode(RthsNode):
         s = super().timing_summary()
         if self.safe_info is not None:
             s["safe_pose"] = self.safe_info
+        s["preflight"] = self.preflight_log
         return s
 
     # -- machinery ---------------------------------------------------------------------------

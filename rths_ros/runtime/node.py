@@ -508,6 +508,22 @@ def make_executor(kind: str):
     return SingleThreadedExecutor()
 
 
+def abort_on_crash(nodes: list[RthsNode], prog: str, exc: BaseException) -> None:
+    """A node process that ends on an uncaught exception first aborts the run with it as the reason (the plant
+    ramps to its safe pose, the run is reported aborted, naming the node and the error), unless the run is over."""
+    live = [n for n in nodes if not n.done and not n.abort_reason and n.stop_step is None]
+    if not live:
+        return
+    n = live[0]
+    reason = f"{prog}: uncaught {type(exc).__name__}: {exc}"
+    try:
+        n.abort_reason = reason
+        n.get_logger().fatal(reason)
+        n.emit(TestEvent.ABORT, n.progress_step(), reason)
+    except Exception:      # the context may be gone already: the runner names the node from its exit code
+        pass
+
+
 def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None, prog: str | None = None) -> int:
     """Entry point of a node process (one class) or a composed process (several classes)."""
     startup.mark("imports_done")
@@ -558,9 +574,10 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
         code = 2
     except (KeyboardInterrupt, ExternalShutdownException):
         code = 130
-    except Exception:
+    except Exception as exc:
         traceback.print_exc()
         code = 1
+        abort_on_crash(nodes, prog, exc)
     finally:   # bounded by a watchdog that needs no GIL: rths_ros.runtime.teardown
         code = teardown(prog, nodes, executor, scenario.faults, code)
     return code

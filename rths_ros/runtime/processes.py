@@ -101,12 +101,14 @@ def process_ended(pid: int) -> bool:
 
 
 class ProcessWatch:
-    """The node processes of one run that no watchdog covers, and which of them ended.
+    """The node processes of one run, and which of them ended.
 
-    The watchdogs of the fast-path nodes notice when a producer of a fast-path topic falls silent; a
-    process whose nodes produce none of them (none is in ``loop_nodes``: the recorder, the supervisor, the
-    ILC learner) can die unnoticed, so :meth:`first_ended` reports it.  ``marker`` is the run's output
-    directory exactly as on the command lines; ``own_pid`` (this process) is never watched."""
+    The watchdogs of the fast-path nodes notice when a producer of a fast-path topic falls silent, but only
+    once it has sent a first message in the trial; a process can also die before that, or produce no fast-path
+    topic at all (the recorder, the supervisor, the ILC learner), so :meth:`first_ended` reports any watched
+    process that ended.  Processes whose nodes are all in ``loop_nodes`` (the caller's exclusions, e.g. a
+    viewer) are not watched.  ``marker`` is the run's output directory exactly as on the command lines;
+    ``own_pid`` (this process) is never watched."""
 
     def __init__(self, marker: str, loop_nodes, own_pid: int | None = None):
         self.marker = str(marker)
@@ -117,7 +119,7 @@ class ProcessWatch:
     def discover(self) -> dict[int, tuple[str, ...]]:
         """Find the run's node processes (pid -> node names) and keep those to watch."""
         self.watched = {pid: names for pid, names, out in node_processes(exclude_pid=self.own_pid)
-                        if out == self.marker and not (set(names) & self.loop_nodes)}
+                        if out == self.marker and not set(names) <= self.loop_nodes}
         return self.watched
 
     def first_ended(self) -> tuple[int, tuple[str, ...]] | None:

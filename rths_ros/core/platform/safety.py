@@ -92,6 +92,9 @@ class SafetyParams:
     ramp_speed_m_per_s: float = param(0.05, "m/s", 1e-4, 0.5, "largest leg speed of the ramp to the safe pose")
     hold_s: float = param(0.5, "s", 0.0, 10.0, "time the plant holds the safe pose before it reports SAFE "
                           "(about 10 time constants of the PPI1 leg loop: the legs have settled)")
+    preflight_tolerance_m: float = param(1e-3, "m", 1e-6, 0.05, "pre-flight before START: largest distance of a "
+                                         "measured leg length from the trial's start pose once the plant has ramped "
+                                         "there and held it (the ramp is confirmed by the measurements)")
 
 
 def non_finite(what: str, values, step: int) -> str | None:
@@ -190,6 +193,114 @@ def leg_command_out_of_range(length, feedforward_velocity, length_min: float, le
         if not abs(v) <= speed_max:
             return (f"leg {i + 1}: commanded velocity feedforward {float(v):.6f} m/s exceeds the leg speed limit "
                     f"{speed_max:.4f} m/s (platform.geometry.leg_velocity_max_m_per_s) at step {step}")
+    return None
+
+
+# -- pre-flight: the measured legs before START -------------------------------------------------------------------
+def _likely_cause(measured: np.ndarray, expected: np.ndarray, before: np.ndarray | None, tol: float) -> str:
+    """The likeliest cause of measured leg lengths that disagree with the expected ones (a sentence, or '')."""
+    d = measured - expected
+    off = np.abs(d) > tol
+    if before is not None:        # after a ramp from ``before`` to ``expected``: which legs did not follow it
+        cmd = expected - before
+        moved = measured - before
+        stuck = [i for i in range(6) if off[i] and abs(cmd[i]) > 2 * tol and abs(moved[i]) <= 0.2 * abs(cmd[i])]
+        flipped = [i for i in range(6) if off[i] and abs(cmd[i]) > 2 * tol and moved[i] * cmd[i] < 0
+                   and abs(abs(moved[i]) - abs(cmd[i])) <= 0.3 * abs(cmd[i])]
+        parts = []
+        if stuck:
+            parts.append(", ".join(f"leg {i + 1}" for i in stuck) + " did not move although commanded "
+                         + ", ".join(f"{cmd[i] * 1e3:+.2f} mm" for i in stuck) + " (a leg that does not move, or "
+                         "commands that reach another joint)")
+        if flipped:
+            parts.append(", ".join(f"leg {i + 1}" for i in flipped) + " moved the opposite way (commanded "
+                         + ", ".join(f"{cmd[i] * 1e3:+.2f} mm, moved {moved[i] * 1e3:+.2f} mm" for i in flipped)
+                         + "): a sign flipped")
+        if parts:
+            return "likely cause: " + "; ".join(parts)
+    if off.all():
+        mean = float(np.mean(d))
+        if float(np.ptp(d)) <= max(2 * tol, 0.02 * abs(mean)):
+            return (f"likely cause: a length offset: every leg reads {abs(mean):.4f} m "
+                    f"{'less' if mean < 0 else 'more'} than expected, alike (a rig that reports the actuator stroke "
+                    "instead of the joint-to-joint length, or a wrong zero)")
+        ratio = measured / np.where(expected == 0.0, np.nan, expected)
+        if np.all(np.isfinite(ratio)) and float(np.ptp(ratio)) <= 0.02 * abs(float(np.mean(ratio))):
+            r = float(np.mean(ratio))
+            unit = " (millimetres read as metres?)" if 500 < r < 2000 else (
+                " (metres read as millimetres?)" if 5e-4 < r < 2e-3 else "")
+            return f"likely cause: a unit or scale: every leg reads {r:.4g} x the expected length{unit}"
+    if off.sum() >= 2:
+        idx = [i for i in range(6) if off[i]]
+        for a in idx:
+            for b in idx:
+                if a < b and abs(measured[a] - expected[b]) <= tol and abs(measured[b] - expected[a]) <= tol:
+                    return f"likely cause: legs {a + 1} and {b + 1} swapped (each reads the other's expected length)"
+    if off.sum() == 1:
+        i = int(np.argmax(off))
+        return f"likely cause: leg {i + 1} alone is off by {d[i] * 1e3:+.2f} mm (its offset, scale or sign)"
+    return ""
+
+
+def preflight_problem(measured, expected, length_min: float, length_max: float, kinematics=None,
+                      tolerance_m: float | None = None, before=None) -> str | None:
+    """The pre-flight of a plant before START: a reason string, or None when the measured legs are fine.
+
+    * every measured length is finite and inside the stroke ``[length_min, length_max]``;
+    * with ``kinematics`` (a :class:`~rths_ros.core.platform.stewart.StewartKinematics`): the lengths belong to a
+      pose of the platform (forward kinematics converges) whose joint angles are within the geometry's limit;
+    * with ``tolerance_m``: every leg is within it of ``expected`` (the start pose, after the ramp there); with
+      ``before`` (the lengths the ramp started from) a leg that did not move or moved the opposite way is named.
+
+    The reason names the leg, the measured and the expected value and the likely cause (an offset, a unit, two
+    legs swapped, a leg that does not move, a sign)."""
+    m = np.asarray(measured, dtype=float)
+    e = np.asarray(expected, dtype=float)
+    b = None if before is None else np.asarray(before, dtype=float)
+    tol = 1e-3 if tolerance_m is None else float(tolerance_m)
+    if m.shape != (6,) or not np.all(np.isfinite(m)):
+        return f"measured leg lengths {m.tolist()!r} are not 6 finite values"
+    outside = [i for i in range(6) if not length_min <= m[i] <= length_max]
+    if outside:
+        i = outside[0]
+        legs = ", ".join(f"leg {j + 1} {m[j]:.6f} m" for j in outside)
+        cause = _likely_cause(m, e, None, tol)
+        return (f"measured leg lengths outside the stroke [{length_min:.6f}, {length_max:.6f}] m "
+                f"(platform.geometry.leg_length_min_m, leg_length_max_m): {legs}; expected about {e[i]:.6f} m "
+                f"(the start pose)" + (f"; {cause}" if cause else ""))
+    if kinematics is not None:
+        from rths_ros.core.platform.stewart import KinematicsError
+        try:
+            pose = kinematics.forward(m, guess=kinematics.home_pose, tol=1e-9, max_iter=50)
+        except KinematicsError as exc:
+            cause = _likely_cause(m, e, None, tol)
+            return (f"the measured leg lengths {np.round(m, 6).tolist()} m belong to no pose of the platform "
+                    f"(forward kinematics: {exc})" + (f"; {cause}" if cause else ""))
+        ang = np.degrees(kinematics.joint_angles(pose))
+        lim = kinematics.params.joint_angle_max_deg
+        if float(ang.max()) > lim:
+            j = int(np.argmax(ang.max(axis=0)))
+            return (f"the measured leg lengths give a pose whose joint angle at leg {j + 1} is "
+                    f"{float(ang[:, j].max()):.2f} deg, beyond platform.geometry.joint_angle_max_deg = {lim:g} deg")
+    if tolerance_m is not None:
+        d = m - e
+        off = [i for i in range(6) if abs(d[i]) > tol]
+        if off:
+            legs = "; ".join(f"leg {i + 1} measured {m[i]:.6f} m, expected {e[i]:.6f} m ({d[i] * 1e3:+.3f} mm)"
+                             for i in off)
+            cause = _likely_cause(m, e, b, tol)
+            return (f"the legs are not at the start pose (tolerance {tol * 1e3:g} mm, "
+                    f"safety.preflight_tolerance_m): {legs}" + (f"; {cause}" if cause else ""))
+    return None
+
+
+def commands_outside_stroke(length, length_min: float, length_max: float) -> str | None:
+    """A reason string if a leg-length command to be sent lies outside the stroke (or is not finite), else None:
+    the last check before a command leaves a plant (ramps included)."""
+    for i, v in enumerate(length):
+        if not (math.isfinite(v) and length_min <= v <= length_max):
+            return (f"leg {i + 1}: command {float(v):.6f} m outside the stroke [{length_min:.6f}, {length_max:.6f}] m "
+                    "(platform.geometry.leg_length_min_m, leg_length_max_m): not sent")
     return None
 
 
