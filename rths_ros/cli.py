@@ -26,16 +26,21 @@
     rths bench fe [--set runs=R steps=S ...]         per-step cost of the FE virtual parts (docs/fe_virtual_parts.md)
     rths stress [SCENARIO] --runs N [--out DIR]      N lockstep runs in a row: hangs, failures, differences
     rths params [--markdown]                         every scenario parameter with type, unit, range
-    rths identify SCENARIO [--twin | --link [HOST:PORT]] [--out legs.yaml] [--band-s S] [--spacing-hz HZ]
-                  [--f-max-hz HZ] [--fit-delay]
+    rths identify SCENARIO [--twin | --link [HOST:PORT] | --ros2-control | --bag DIR] [--out legs.yaml]
+                  [--band-s S] [--spacing-hz HZ] [--f-max-hz HZ] [--bands N] [--amplitude-m M] [--fit-delay]
                                                      closed-loop leg identification (Table 4.1 models,
                                                      rths_ros/rig_cli.py, with qualify)
+    rths commission SCENARIO [--set ...] [--amplitude-m M] [--speed-m-per-s V] [--twin | --link [HOST:PORT]]
+                                                     jog each leg on the rig: order, signs, mapping
+                                                     (docs/commissioning.md)
     rths list                                        the scenarios under config/scenarios/
     rths qualify SCENARIO [--set ...] [--out DIR]    stepped sine / PSD / process models of the transfer system
                                                      on the twin; tunes the TDC model and prediction horizon
     rths face SWEEP.yaml --out DIR [--workers N] [--reanalyse] [--cluster ADDRESS] [--set K=V ...]
               [--mode lockstep|realtime] [--plant sim|hardware|ros2_control] [--composed]
                                                      FACE fidelity sweep (docs/fidelity.md), also on a rig
+    rths compare-twin RUN_DIR [--set K=V ...] [--twin-run DIR] [--out DIR]
+                                                     a rig run against its digital twin: numbers, plots, verdict
     rths benchmark --case N [--earthquake E] [--runs R] [--convention paper|matlab]
                    [--controller module:Class] [--out DIR]
                                                      building benchmark J1-J9 (docs/benchmark_building.md)
@@ -49,7 +54,7 @@ import sys
 import time
 from pathlib import Path
 
-from rths_ros import bartl_cli, dubois_cli, geometry_cli, rig_cli, tools_cli
+from rths_ros import bartl_cli, commission_cli, compare_twin_cli, dubois_cli, geometry_cli, rig_cli, tools_cli
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -393,6 +398,7 @@ def cmd_face(a) -> int:
     argv += (["--reanalyse"] if a.reanalyse else []) + (["--cluster", a.cluster] if a.cluster else [])
     argv += [x for s in a.set for x in ("--set", s)] + (["--mode", a.mode] if a.mode else [])
     argv += (["--plant", a.plant] if a.plant else []) + (["--composed"] if a.composed else [])
+    argv += ["--retries", str(a.retries)] if a.retries else []
     return face_main(argv, prog="rths face")
 
 
@@ -488,6 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
     rig_cli.add_parsers(sub, _scenario_args)
+    compare_twin_cli.add_parsers(sub, _scenario_args)
+    commission_cli.add_parsers(sub, _scenario_args)
     geometry_cli.add_parsers(sub, _scenario_args)
     fa = sub.add_parser("face", help="FACE fidelity sweep: run the points, fit q = h(e), extrapolate to e = 0")
     fa.add_argument("sweep", nargs="?", help="sweep YAML (e.g. config/sweeps/contact_1d_tau_add.yaml); with "
@@ -503,6 +511,8 @@ def build_parser() -> argparse.ArgumentParser:
     fa.add_argument("--mode", choices=("lockstep", "realtime"), help="clock mode of the graph runs")
     fa.add_argument("--plant", choices=tuple(scn.PLANT_NODE_OF), help="plant of the graph runs (a rig: realtime)")
     fa.add_argument("--composed", action="store_true", help="graph runs with every node in one process")
+    fa.add_argument("--retries", type=int, default=0, metavar="N", help="run a point whose run aborts again, up to "
+                    "N times (a realtime run on a rig)")
     fa.set_defaults(func=cmd_face)
     bm = sub.add_parser("benchmark", help="building benchmark (vRTHS benchmark control problem): J1-J9")
     bm.add_argument("--case", default="1", choices=("1", "2", "3", "4", "all"),

@@ -133,6 +133,9 @@ def _coerce(key: str, value: Any, tp: Any, meta: Mapping[str, Any]) -> Any:
         n = meta.get("length")
         if n is not None and len(value) != n:
             raise ParameterError(f"{key}: {len(value)} elements given; expected {_allowed(meta, tp)}")
+        if typing.get_origin(inner) in (tuple, list):   # a list of lists (points): lo/hi bound every number
+            inner_meta = {**meta, "length": None}
+            return tuple(_coerce(f"{key}[{i}]", v, inner, inner_meta) for i, v in enumerate(value))
         return tuple(_coerce_scalar(f"{key}[{i}]", v, inner, meta) for i, v in enumerate(value))
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, Mapping):
@@ -205,6 +208,11 @@ def to_dict(obj: Any) -> dict:
         if dataclasses.is_dataclass(v):
             v = to_dict(v)
         elif isinstance(v, tuple):
-            v = list(v)
+            v = _plain_list(v)
         out[f.name] = v
     return out
+
+
+def _plain_list(v: tuple) -> list:
+    """Nested tuples (a list-of-lists parameter) as nested lists."""
+    return [_plain_list(x) if isinstance(x, tuple) else x for x in v]

@@ -12,15 +12,11 @@
 from __future__ import annotations
 
 import ctypes
-import errno
-import fcntl
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +34,10 @@ from rths_ros.launch_support import (
 from rths_ros.nodes.registry import module_name
 from rths_ros.params import ParameterError
 from rths_ros.runtime import fork_server, forked, startup
+from rths_ros.runtime.domain import DOMAIN_RANGE  # noqa: F401  (re-exported)
+from rths_ros.runtime.domain import DomainLease as _DomainLease
 from rths_ros.runtime.processes import node_pids
 
-DOMAIN_RANGE = range(1, 101)
 PR_SET_PDEATHSIG = 1
 #: how node processes start: forked from the warm runner (or its fork server), or each as ``python -m``
 #: (run_scenario)
@@ -64,33 +61,10 @@ class RunResult:
     warnings: list = field(default_factory=list)
 
 
-class DomainLease:
-    """Exclusive ROS domain id for one run: an flock'ed file per id, released on close."""
+class DomainLease(_DomainLease):
+    """Exclusive ROS domain id for one run (:class:`rths_ros.runtime.domain.DomainLease`)."""
 
-    def __init__(self, preferred: int | None = None):
-        lock_dir = Path(tempfile.gettempdir()) / "rths_ros_domains"
-        lock_dir.mkdir(exist_ok=True)
-        ids = list(DOMAIN_RANGE)
-        random.shuffle(ids)
-        if preferred is not None:
-            ids = [preferred]
-        for i in ids:
-            fd = os.open(lock_dir / f"{i}.lock", os.O_CREAT | os.O_RDWR, 0o666)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                os.close(fd)
-                if exc.errno in (errno.EAGAIN, errno.EACCES):
-                    continue
-                raise
-            self.domain_id, self._fd = i, fd
-            return
-        raise RunError("no free ROS domain id in 1..100 (too many runs at once?)")
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+    error = RunError
 
 
 def run_env(domain_id: int) -> dict:

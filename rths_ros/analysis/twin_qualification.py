@@ -63,8 +63,8 @@ from rths_ros.core.sysid.qualification import (
 #: the models whose interface chain ``qualify`` supports (the model table's ``qualification`` flag)
 CONTACT_MODELS = tuple(k for k, e in MODELS.items() if e.qualification)
 
-__all__ = ["without_coupling", "interface_plant", "random_test", "demand_weights", "fit_unit_gain", "qualify",
-           "QualifyResult", "loop_error", "with_tdc_model", "with_prediction"]
+__all__ = ["without_coupling", "interface_plant", "rig_interface_plant", "random_test", "demand_weights",
+           "fit_unit_gain", "qualify", "QualifyResult", "loop_error", "with_tdc_model", "with_prediction"]
 
 
 def without_coupling(s: Scenario) -> Scenario:
@@ -99,6 +99,50 @@ def interface_plant(s: Scenario):
             cmd = commander.command(q, qd)
             out = plant.step(cmd.length, cmd.feedforward_velocity)
             y[k] = imap.achieved(out.lengths, out.velocities)[0][0]
+        return y
+
+    return simulate
+
+
+def rig_interface_plant(s: Scenario, rig, log=None):
+    """``simulate(u, dt) -> y`` on a rig: the interface demand of DoF 0 -> achieved interface position of DoF 0,
+    through the rig's own legs.
+
+    ``rig`` is a leg-length client with ``play(lengths (n, 6)) -> {"lengths": (n, 6), "velocities": (n, 6), ...}``
+    and ``read_lengths() -> (6,)`` (:class:`rths_ros.runtime.ros2_control_rig.Ros2ControlRig`: a ros2_control
+    hexapod or its emulator).  The leg commands come from the demand as in the run (the platform commander's
+    inverse kinematics and limits, :func:`rths_ros.app.factory.build_platform`; no velocity feedforward reaches a
+    position interface), streamed at ``loop.dt_s``; ``y[k]`` is the forward kinematics of the newest joint state
+    after command k went out, so the rig's command and feedback latency is part of the measured transfer system,
+    as it is in the loop.  Before every test the legs are ramped to the demand's first pose (the safe-pose ramp's
+    cosine profile at ``safety.ramp_speed_m_per_s``, then ``safety.hold_s``)."""
+    from rths_ros.core.platform.safety import start_pose_ramp
+    imap, commander = factory.build_platform(s)
+    n_dof = imap.n
+    q = np.zeros(n_dof)
+    qd = np.zeros(n_dof)
+    sent: list = []           # the last leg command sent (the next ramp starts there: the rig's speed check)
+
+    def simulate(u, dt):
+        if abs(dt - s.loop.dt_s) > 1e-15:
+            raise ValueError(f"dt = {dt!r} differs from loop.dt_s = {s.loop.dt_s!r}")
+        u = np.asarray(u, dtype=np.float64)
+        lengths = np.empty((u.size, 6))
+        commander.reset()
+        prev = 0.0
+        for k in range(u.size):
+            q[0] = u[k]
+            qd[0] = (u[k] - prev) / dt
+            prev = u[k]
+            lengths[k] = commander.command(q, qd).length
+        ramp = start_pose_ramp(sent[-1] if sent else rig.read_lengths(), lengths[0], s.safety, dt)
+        if ramp is not None:
+            rig.play(np.array([ramp.command(j)[0] for j in range(1, ramp.total_steps + 1)]))
+        sent[:] = [lengths[-1].copy()]
+        rec = rig.play(lengths)
+        y = np.array([imap.achieved(b, v)[0][0] for b, v in zip(rec["lengths"], rec["velocities"])])
+        if log is not None:
+            log(u, y, rec)
         return y
 
     return simulate
@@ -229,13 +273,16 @@ class QualifyResult:
     psd_freq_hz: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
     psd: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     files: list[str] = field(default_factory=list)
+    where: str = "twin"
 
 
 def qualify(s: Scenario, sine: SteppedSineParams | None = None, out_dir: str | Path | None = None,
             with_coupling: bool = False, kinds=MODEL_KINDS, random_duration_s: float = 8.0,
             random_rms_m: float = 5e-4, random_cutoff_hz: float = 40.0, max_delay_s: float = 0.05, tune: bool = True,
-            horizons_s=(0.01, 0.02, 0.03, 0.04, 0.05, 0.06)) -> QualifyResult:
-    """Stepped sine + random test + model fits on the twin of ``s``; writes plots and tables to ``out_dir``."""
+            horizons_s=(0.01, 0.02, 0.03, 0.04, 0.05, 0.06), plant=None, where: str = "twin") -> QualifyResult:
+    """Stepped sine + random test + model fits on the twin of ``s`` (or on ``plant``, a ``simulate(u, dt) -> y``
+    of the same chain on a rig: :func:`rig_interface_plant`; ``where`` names it in the outputs); writes plots and
+    tables to ``out_dir``.  The in-loop tuning (``tune``) always runs the virtual run of the twin."""
     if not MODELS[s.numerical.model].qualification:
         from rths_ros.params import ParameterError
         raise ParameterError(f"numerical.model: {s.numerical.model!r} is not allowed for the qualification of the "
@@ -247,7 +294,7 @@ def qualify(s: Scenario, sine: SteppedSineParams | None = None, out_dir: str | P
                                      measure_periods=2, min_measure_time_s=0.5)
     if abs(sine.dt_s - dt) > 1e-15:
         sine = dataclasses.replace(sine, dt_s=dt)
-    sim = interface_plant(s_q)
+    sim = interface_plant(s_q) if plant is None else plant
     res = stepped_sine(sim, sine)
     f, h = res.flat()
     fits = {k: fit_process_model(f, h, k, max_delay_s=max_delay_s) for k in kinds}
@@ -275,6 +322,7 @@ def qualify(s: Scenario, sine: SteppedSineParams | None = None, out_dir: str | P
     _, p_y = welch_psd(y, dt)
     _, p_e = welch_psd(y - u, dt)
     out = QualifyResult(res, fits, unit, w, best, loop, fp, {"demand": p_u, "achieved": p_y, "error": p_e})
+    out.where = where
     if out_dir is not None:
         out.files = write_outputs(out, s, Path(out_dir), with_coupling)
     return out
@@ -296,7 +344,7 @@ def write_outputs(r: QualifyResult, s: Scenario, out: Path, with_coupling: bool)
     what = "compensated chain" if with_coupling else "transfer system"
     models = {f"{k} (free)": v.model for k, v in r.fits.items()}
     models.update({f"{k} (K = 1, demand-weighted)": v.model for k, v in r.unit_fits.items()})
-    files = [plot_frf(r.frf, str(out / "frf.png"), models, f"{s.name}: interface FRF of the {what} (twin)")]
+    files = [plot_frf(r.frf, str(out / "frf.png"), models, f"{s.name}: interface FRF of the {what} ({r.where})")]
     fig, ax = plt.subplots(figsize=(7, 4))
     for key, p in r.psd.items():
         ax.loglog(r.psd_freq_hz[1:], p[1:], label=key)
@@ -323,7 +371,7 @@ def write_outputs(r: QualifyResult, s: Scenario, out: Path, with_coupling: bool)
     np.savetxt(out / "psd.csv", np.column_stack([r.psd_freq_hz] + list(r.psd.values())), delimiter=",",
                header="frequency_hz," + ",".join(r.psd), comments="")
     files.append(str(out / "psd.csv"))
-    doc = {"scenario": s.name, "chain": what, "best": r.best,
+    doc = {"scenario": s.name, "chain": what, "measured_on": r.where, "best": r.best,
            "free_fits": {k: dict(model_mapping(v.model), rms_error=float(v.rms_error)) for k, v in r.fits.items()},
            "unit_gain_fits": {k: dict(model_mapping(v.model), rms_error=float(v.rms_error),
                                       weighted_cost=float(v.cost)) for k, v in r.unit_fits.items()},

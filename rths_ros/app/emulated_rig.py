@@ -292,3 +292,32 @@ class EmulatedRig:
     def close(self) -> None:
         self.netft.close()
         self.platform.close()
+
+
+def open_platform_link(scenario, address: str, closers: list):
+    """A platform-link client for ``rths identify --link`` and ``rths commission --link``: to ``address``
+    ("HOST:PORT"), or, with ``address`` empty, to the scenario's ``hardware.platform_link`` or, with
+    ``hardware.emulate``, to a platform emulator started here in process.  What must be closed afterwards is
+    appended to ``closers``.  Returns (client, a phrase naming the controller).  A malformed address raises
+    ParameterError."""
+    from dataclasses import replace
+
+    from rths_ros.drivers.platform_link import PlatformLinkClient
+    from rths_ros.params import ParameterError
+    lp = scenario.hardware.platform_link
+    emulated = False
+    if address:
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise ParameterError(f"--link: {address!r} is not allowed; expected HOST:PORT")
+        lp = replace(lp, host=host, port=int(port))
+    elif scenario.hardware.emulate:      # no address and hardware.emulate: the platform emulator, in process
+        emu = PlatformEmulator(factory.build_plant(scenario), "lockstep", scenario.hardware.emulator_watchdog_s,
+                               seed=factory.plant_seed(scenario, 0))
+        closers.append(emu)
+        lp = emulated_link_params(scenario.hardware, emu.port)
+        emulated = True
+    client = PlatformLinkClient(lp)
+    closers.append(client)
+    return client, f"platform controller at {lp.host}:{lp.port}" + (" (emulator)" if emulated else "")
+

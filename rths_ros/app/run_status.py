@@ -172,7 +172,9 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
                 how = f"killed by {signal.Signals(-code).name}"
             except ValueError:
                 how = f"killed by signal {-code}"
-        if fault is None or fault["node"] not in died:
+        # (a node of a composed process that died is that process's fault: its own ABORT explains the death)
+        inside = fault is not None and fault["node"] not in exit_codes and "composed" in died
+        if fault is None or (fault["node"] not in died and not inside):
             log = (logs or {}).get(node)
             note = (notes or {}).get(node)
             fault = {"node": node, "step": fault["step"] if fault else -1,

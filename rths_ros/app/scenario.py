@@ -194,10 +194,11 @@ class Scenario:
                                                           "the building benchmark (numerical.model = building)")
 
     def validate(self) -> None:
-        hang = self.faults.teardown_hang_node
-        if hang and hang not in KNOWN_NODES:
-            raise ParameterError(f"faults.teardown_hang_node: {hang!r} is not allowed; expected '' or one of "
-                                 + ", ".join(repr(n) for n in KNOWN_NODES))
+        for key in ("teardown_hang_node", "crash_node"):
+            name = getattr(self.faults, key)
+            if name and name not in KNOWN_NODES:
+                raise ParameterError(f"faults.{key}: {name!r} is not allowed; expected '' or one of "
+                                     + ", ".join(repr(n) for n in KNOWN_NODES))
         if len(set(self.nodes)) != len(self.nodes):
             raise ParameterError(f"nodes: {list(self.nodes)!r} names a node twice")
         if not self.nodes:

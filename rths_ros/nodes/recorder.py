@@ -1,5 +1,5 @@
 """recorder: writes every loop, learner, event and timing topic of the run to a rosbag2 (MCAP); with a ros2_control
-rig also the controller's command topic, the joint states and the sensor driver's wrench.
+rig also the controller's command topic (what left the plant).
 
 The scenario YAML (fully resolved) goes into the bag twice: as the first message of
 /rths/scenario (std_msgs/String) and as the bag's custom metadata ``rths.scenario``.
@@ -73,15 +73,14 @@ class Recorder(RthsNode):
         self.create_timer(self.FLUSH_S, self._flush)
 
     def _record_rig_topics(self, scenario) -> None:
-        """A ros2_control rig: also the commands that went to its controller, its joint states and its sensor
-        driver's wrench, as they were on the wire (the bag then shows what left the plant: bring-up checks,
-        identification from a bag, twin versus rig)."""
+        """A ros2_control rig: also the commands that went to its controller, as they were on the wire (the bag
+        then shows what left the plant).  (Not the rig's joint states and wrench: /rths/leg_state and the force
+        carry them per step, and two more 1 kHz streams cost the recorder samples of the loop topics.)"""
         if scenario.plant != "ros2_control":
             return
         from rths_ros.runtime.standard_interfaces import driver_qos, standard_qos
         p = scenario.ros2_control
-        rig = ((p.command_topic, "std_msgs/msg/Float64MultiArray"), (p.joint_state_topic, "sensor_msgs/msg/JointState"),
-               (scenario.standard_interfaces.wrench_input_topic, "geometry_msgs/msg/WrenchStamped"))
+        rig = ((p.command_topic, "std_msgs/msg/Float64MultiArray"),)
         known = {t.name for t in TOPICS}
         for name, type_name in rig:
             if not name or name in known:

@@ -27,7 +27,7 @@ import traceback
 __all__ = ["ForkedProcess", "can_fork", "fork_node", "load_type_supports", "warm"]
 
 
-def _dds_threads() -> list[str]:
+def dds_threads() -> list[str]:
     """Native threads of the DDS library in this process (Fast DDS names them dds.*).  One outlives the ROS
     context that started it (the shared-memory watchdog), and a fork copies the locks such a thread holds, not the
     thread: a forked node could then hang in its first DDS call."""
@@ -53,7 +53,7 @@ def can_fork() -> bool:
     rclpy = sys.modules.get("rclpy")
     if rclpy is not None and rclpy.ok():
         return False
-    return not _dds_threads()
+    return not dds_threads()
 
 
 def load_type_supports() -> int:

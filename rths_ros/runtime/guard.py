@@ -375,7 +375,17 @@ class LoopGuard:
         return self.widths.get(key)
 
     def validated(self, topic: str, callback: Callable) -> Callable:
-        return self.validator.wrap(topic, callback)
+        wrapped = self.validator.wrap(topic, callback)
+        f = self.node.scenario.faults
+        if f.crash_node != self.node.role or f.crash_at_step < 0:
+            return wrapped
+        at, node = f.crash_at_step, self.node
+
+        def crashing(msg):          # injected: an uncaught error in this node's loop callback (faults.crash_node)
+            if msg.step >= at:
+                raise RuntimeError(f"injected crash of {node.role} at step {int(msg.step)} (faults.crash_node)")
+            wrapped(msg)
+        return crashing
 
     def subscription(self, msg_type, topic: str, callback: Callable, qos, **kw):
         """``create_subscription`` whose ``callback`` only sees the samples of the run's producers of ``topic``."""

@@ -13,6 +13,10 @@ loop.  Otherwise every step would nest one level deeper.  The drain yields to th
 every ``BATCH`` steps and resumes from a timer, so events and timers keep running.  In realtime
 mode the beat node's input only stores the newest command, so it is delivered synchronously too.
 
+A subscriber whose callback raises (a bug) is taken off the bus and its error kept in :attr:`LocalBus.crashed`; the
+publisher goes on (the plant's ramp to the safe pose must not die with a crashed consumer), and the process's spin
+loop aborts the run with the error (rths_ros.runtime.node.spin_nodes).
+
 No DDS sample reaches a local-bus callback, so a foreign publisher cannot reach the loop of a composed process;
 the loop guard's message validation still applies to every message (rths_ros.runtime.guard).
 """
@@ -34,6 +38,8 @@ class LocalBus:
         self._lock = threading.RLock()
         self._guard = None
         self.delivered = 0
+        #: the first error a subscriber's callback raised (that subscriber is off the bus since), or None
+        self.crashed: BaseException | None = None
 
     def attach(self, node) -> None:
         """Give the bus a timer on one of the process's nodes, for resuming the drain (guard conditions
@@ -54,16 +60,26 @@ class LocalBus:
         with self._lock:
             self._depth += 1
             try:
-                for cb, deferred in self.subscribers.get(topic, ()):
+                for cb, deferred in tuple(self.subscribers.get(topic, ())):
                     if deferred:
                         self._queue.append((cb, msg))
                     else:
-                        cb(msg)
-                        self.delivered += 1
+                        self._call(cb, msg)
             finally:
                 self._depth -= 1
             if drain and self._depth == 0 and self._queue:
                 self.drain()
+
+    def _call(self, cb, msg) -> None:
+        try:
+            cb(msg)
+            self.delivered += 1
+        except Exception as exc:        # the subscriber crashed: off the bus; the publisher goes on
+            if self.crashed is None:
+                self.crashed = exc
+            for subs in self.subscribers.values():
+                subs[:] = [(c, d) for c, d in subs if c is not cb]
+            self._queue = collections.deque((c, m) for c, m in self._queue if c is not cb)
 
     def drain_if_idle(self) -> None:
         with self._lock:
@@ -79,8 +95,7 @@ class LocalBus:
                 cb, msg = self._queue.popleft()
                 self._depth += 1
                 try:
-                    cb(msg)
-                    self.delivered += 1
+                    self._call(cb, msg)
                 finally:
                     self._depth -= 1
                 n += 1

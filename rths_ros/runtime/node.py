@@ -43,6 +43,7 @@ from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError
 from rths_ros.runtime import fault_injection, guard, startup
+from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, node_of
 from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.ros_parameters import scenario_parameters
@@ -478,6 +479,7 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float, stop: Orderly
     t_end = time.monotonic() + deadline_s
     ctx = nodes[0].context
     armed_at = -1.0
+    crashed = None
     try:
         while ctx.ok() and not all(n.done for n in nodes):
             now = time.monotonic()
@@ -486,7 +488,18 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float, stop: Orderly
                 armed_at = now
             if stop is not None:
                 stop.service(nodes, stop_bound_s)
-            executor.spin_once(timeout_sec=0.05)
+            try:
+                executor.spin_once(timeout_sec=0.05)
+            except Exception as exc:     # a bug in a callback: abort the run naming it, keep spinning so that
+                if crashed is None:      # the plant (in this process too, when composed) ramps to its safe pose
+                    crashed = exc
+                    traceback.print_exc()
+                    abort_on_crash(nodes, node_of(exc, nodes), exc)
+            bus = RthsNode.local_bus
+            if bus is not None and bus.crashed is not None and crashed is None:
+                crashed = bus.crashed       # a composed node's callback raised inside another node's publish
+                traceback.print_exception(crashed)
+                abort_on_crash(nodes, node_of(crashed, nodes), crashed)
             if now > t_end:
                 for n in nodes:
                     if not n.done:
@@ -494,6 +507,8 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float, stop: Orderly
                         n.finish(4)
     finally:
         faulthandler.cancel_dump_traceback_later()
+    if crashed is not None:
+        raise CallbackCrash(crashed)
 
 
 def make_executor(kind: str):
@@ -506,22 +521,6 @@ def make_executor(kind: str):
         except ImportError:  # older rclpy: fall back, the run works the same
             pass
     return SingleThreadedExecutor()
-
-
-def abort_on_crash(nodes: list[RthsNode], prog: str, exc: BaseException) -> None:
-    """A node process that ends on an uncaught exception first aborts the run with it as the reason (the plant
-    ramps to its safe pose, the run is reported aborted, naming the node and the error), unless the run is over."""
-    live = [n for n in nodes if not n.done and not n.abort_reason and n.stop_step is None]
-    if not live:
-        return
-    n = live[0]
-    reason = f"{prog}: uncaught {type(exc).__name__}: {exc}"
-    try:
-        n.abort_reason = reason
-        n.get_logger().fatal(reason)
-        n.emit(TestEvent.ABORT, n.progress_step(), reason)
-    except Exception:      # the context may be gone already: the runner names the node from its exit code
-        pass
 
 
 def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None, prog: str | None = None) -> int:
@@ -574,6 +573,8 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
         code = 2
     except (KeyboardInterrupt, ExternalShutdownException):
         code = 130
+    except CallbackCrash:
+        code = 1                # the run was aborted with the error's text already (spin_nodes)
     except Exception as exc:
         traceback.print_exc()
         code = 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import multiprocessing
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -57,10 +58,19 @@ def _one_blas_thread() -> None:
     _BLAS_LIMIT.append(threadpool_limits(limits=1))
 
 
-def _call(run_point, point, save_to: str | None = None):
+def _call(run_point, point, save_to: str | None = None, retries: int = 0):
     """Run one point; with ``save_to``, also save its record there (in the worker, so the compression of the
-    records is spread over the workers instead of queueing in the parent)."""
-    rec = run_point(point)
+    records is spread over the workers instead of queueing in the parent).  A run that aborts is run again up to
+    ``retries`` times (a realtime run on a rig may abort on a stall of its link); the record says how many
+    ``attempts`` it took."""
+    attempts = 0
+    while True:
+        rec = run_point(point)
+        attempts += 1
+        if not bool(rec.get("aborted", False)) or attempts > int(retries):
+            break
+    if retries:
+        rec["attempts"] = attempts
     if save_to is not None:
         _save_record(Path(save_to), rec)
     return rec
@@ -90,7 +100,7 @@ def open_cluster(address: str):
 
 def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], dict],
               workers: int = 1, progress: Callable[[str], None] | None = print, raw: Mapping | None = None,
-              cluster: str | None = None) -> dict:
+              cluster: str | None = None, check: bool = True, retries: int = 0) -> dict:
     """Run every point, save them, analyse, write the outputs.
 
     ``run_point`` runs one point (the sweep's runner:
@@ -99,7 +109,21 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
     processes, or, with ``cluster`` (``local:N`` or a scheduler address), as tasks of a Dask distributed
     cluster (:func:`open_cluster`).  ``run_point`` must be picklable for the last two; with a remote
     cluster the output directory must be reachable by the workers under the same path (graph runs write
-    their bags there)."""
+    their bags there).
+
+    Before the first point (``check``): :func:`rths_ros.analysis.face.preflight.require_runnable` reports every
+    problem of the sweep at once and nothing runs.  A runner with ``one_at_a_time`` (realtime runs, runs on a rig)
+    runs its points one after the other whatever ``workers`` says.  A point whose run aborts is run again up to
+    ``retries`` times (:func:`_call`).  The result carries the runner's ``setup``
+    (plant, mode) and the ``verdict`` (:func:`rths_ros.analysis.face.fit.verdict`)."""
+    if check:
+        from rths_ros.analysis.face.preflight import require_runnable
+        require_runnable(spec, out_dir, cluster)
+    if getattr(run_point, "one_at_a_time", False) and (workers > 1 or cluster):
+        if progress is not None:
+            progress(f"  FACE {spec.name}: realtime runs / runs on a rig go one at a time (workers = 1)")
+        workers, cluster = 1, None
+    setup = dict(getattr(run_point, "setup", None) or {})
     out = Path(out_dir)
     (out / "points").mkdir(parents=True, exist_ok=True)
     (out / "sweep.yaml").write_text(yaml.safe_dump(dict(raw) if raw is not None else _spec_data(spec),
@@ -125,8 +149,8 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
         try:
             client.run(_one_blas_thread)
             local_workers = local is not None    # a remote cluster's workers may not see this disk: save here
-            futs = {client.submit(_call, run_point, pt, str(point_file(i)) if local_workers else None, pure=False,
-                                  key=f"face-{spec.name}-{i}-{time.time_ns()}"): i
+            futs = {client.submit(_call, run_point, pt, str(point_file(i)) if local_workers else None, retries,
+                                  pure=False, key=f"face-{spec.name}-{i}-{time.time_ns()}"): i
                     for i, pt in enumerate(points)}
             for fut in dask_completed(list(futs)):
                 i = futs[fut]
@@ -140,8 +164,13 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
             if local is not None:
                 local.close()
     elif workers > 1:
-        with cf.ProcessPoolExecutor(max_workers=workers, initializer=_one_blas_thread) as pool:
-            futs = {pool.submit(_call, run_point, pt, str(point_file(i))): i for i, pt in enumerate(points)}
+        # forked workers inherit this process's locks; a DDS library that ran here (a ROS context, even one shut
+        # down: its threads hold locks) would leave them locked in a worker, whose forked nodes then hang: then the
+        # workers start from a fresh interpreter instead
+        from rths_ros.runtime.forked import dds_threads
+        ctx = multiprocessing.get_context("forkserver") if dds_threads() else None
+        with cf.ProcessPoolExecutor(max_workers=workers, initializer=_one_blas_thread, mp_context=ctx) as pool:
+            futs = {pool.submit(_call, run_point, pt, str(point_file(i)), retries): i for i, pt in enumerate(points)}
             for fut in cf.as_completed(futs):
                 i = futs[fut]
                 records[i] = fut.result()
@@ -149,14 +178,14 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
                 report()
     else:
         for i, pt in enumerate(points):
-            records[i] = _call(run_point, pt, str(point_file(i)))
+            records[i] = _call(run_point, pt, str(point_file(i)), retries)
             done += 1
             report()
     (out / "points" / "index.json").write_text(json.dumps(
         {"parameter": spec.vary.parameter, "values": values,
-         "files": [f"point_{i:03d}.npz" for i in range(len(points))]}, indent=1))
+         "files": [f"point_{i:03d}.npz" for i in range(len(points))], "setup": setup}, indent=1))
     q_ref = _reference_q(spec, run_point, out)
-    result = analyse(spec, records, values, q_ref)
+    result = analyse(spec, records, values, q_ref, setup=setup)
     write_outputs(result, out, spec)
     return result
 
@@ -191,6 +220,6 @@ def reanalyse(out_dir: str | Path, spec: SweepSpec | None = None) -> dict:
         if not ref_path.exists():
             raise ParameterError(f"reference.source: 'runner' but {ref_path.name} was not saved with the points")
         q_ref = float(q_value(_load_record(ref_path), spec.q))
-    result = analyse(spec, records, index["values"], q_ref)
+    result = analyse(spec, records, index["values"], q_ref, setup=index.get("setup"))
     write_outputs(result, out, spec)
     return result

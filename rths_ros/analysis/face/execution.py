@@ -26,36 +26,60 @@ def point_tag(point: Mapping) -> str:
     return "_".join(f"{k.split('.')[-1]}={v}" for k, v in point.items())
 
 
+def scenario_point_data(scenario: str, overrides: Mapping | None = None, backend: str = "vrths", mode: str = "",
+                        plant: str = "") -> dict:
+    """The scenario data every point of a scenario runner starts from: the scenario with the sweep's overrides;
+    graph backend: recording on, ``loop.mode`` = ``mode`` (default lockstep) and, if given, ``plant``.  The vrths
+    backend runs the twin in process, so it leaves mode and plant as they are (:func:`check_sweep` refuses a
+    realtime mode or another plant with it)."""
+    from rths_ros.app import scenario as scn
+    data = scn.load_data(scenario)
+    for k, v in (overrides or {}).items():
+        scn.set_dotted(data, k, v)
+    if backend == "graph":
+        scn.set_dotted(data, "loop.mode", mode or "lockstep")
+        scn.set_dotted(data, "recording.enabled", True)
+        if plant:
+            scn.set_dotted(data, "plant", plant)
+    return data
+
+
 class ScenarioPointRunner:
     """``run_point`` for a project scenario: the scenario with ``overrides`` and the point's dotted keys
-    (e.g. ``sim_plant.command_delay_steps``, ``sim_plant.cascade.k_pp_per_s`` with
-    ``sim_plant.cascade.preset: custom``), run in process (``backend="vrths"``,
-    :func:`rths_ros.app.vrths.run_virtual`) or through the ROS graph (``backend="graph"``).
+    (e.g. ``sim_plant.command_delay_steps``, ``platform.commander.added_delay_steps``,
+    ``sim_plant.cascade.k_pp_per_s`` with ``sim_plant.cascade.preset: custom``), run in process
+    (``backend="vrths"``, :func:`rths_ros.app.vrths.run_virtual`) or through the ROS graph (``backend="graph"``).
 
     Graph backend: every point is one :func:`rths_ros.runner.run_scenario` in ``out_dir/runs/<point>``
-    (see :func:`point_tag`), always in lockstep mode with recording on (a FACE point must be
-    reproducible, and the record is read back from the bag with
-    :func:`rths_ros.analysis.run_analysis.record_from_bag`).  A run that fails or aborts is returned
-    flagged ``aborted`` (with the reason) so that :func:`analyse` drops it; a run where the passivity
-    controller intervened carries its nonzero ``f_d`` and is dropped as well.  Each run leases its own
-    ROS domain id, so points can run in parallel."""
+    (see :func:`point_tag`) with recording on (the record is read back from the bag with
+    :func:`rths_ros.analysis.run_analysis.record_from_bag`), in lockstep mode unless ``mode`` says realtime
+    (a lockstep point is reproducible; a rig runs in realtime), on the scenario's plant or ``plant``
+    (sim, hardware, ros2_control), with every node in one process when ``composed``.  A run that fails or
+    aborts is returned flagged ``aborted`` (with the reason) so that :func:`analyse` drops it; a run where the
+    passivity controller intervened carries its nonzero ``f_d`` and is dropped as well.  Each run leases its own
+    ROS domain id, so lockstep points can run in parallel; realtime points and points on a rig run one at a
+    time (:attr:`one_at_a_time`)."""
 
     def __init__(self, scenario: str, overrides: Mapping | None = None, backend: str = "vrths",
-                 out_dir: str | Path | None = None):
-        from rths_ros.app import scenario as scn
+                 out_dir: str | Path | None = None, mode: str = "", plant: str = "", composed: bool = False):
         if backend not in ("vrths", "graph"):
             raise ParameterError(f"backend: {backend!r} is not allowed; expected 'vrths' or 'graph'")
         if backend == "graph" and out_dir is None:
             raise ParameterError("out_dir: required for backend = graph")
-        self.data = scn.load_data(scenario)
-        for k, v in (overrides or {}).items():
-            scn.set_dotted(self.data, k, v)
-        if backend == "graph":
-            scn.set_dotted(self.data, "loop.mode", "lockstep")
-            scn.set_dotted(self.data, "recording.enabled", True)
+        if backend == "vrths" and (mode == "realtime" or plant not in ("", "sim")):
+            raise ParameterError(f"runner: 'vrths' is not allowed with mode {mode or 'lockstep'!r} and plant "
+                                 f"{plant or 'sim'!r}; expected runner: graph (the in-process run is the twin in "
+                                 "lockstep)")
+        self.data = scenario_point_data(scenario, overrides, backend, mode, plant)
         self.backend = backend
+        self.composed = bool(composed)
         self.out_dir = Path(out_dir).resolve() if out_dir is not None else None
-        self.scenario(None)             # validate now
+        s = self.scenario(None)         # validate now
+        #: realtime runs and runs on a rig do not run side by side: a rig is one machine, and concurrent realtime
+        #: runs disturb each other's timing (run_sweep runs such points one after the other)
+        self.one_at_a_time = backend == "graph" and (s.loop.mode == "realtime" or s.plant != "sim")
+        self.setup = {"runner": backend, "plant": s.plant, "mode": s.loop.mode if backend == "graph" else "in process",
+                      "composed": self.composed if backend == "graph" else None}
 
     def scenario(self, point: Mapping | None):
         import copy
@@ -81,9 +105,14 @@ class ScenarioPointRunner:
         from rths_ros.analysis.run_analysis import record_from_bag
         from rths_ros.runner import RunError, run_scenario
         out = self.out_dir / "runs" / point_tag(point)
+        if out.exists():                # an earlier attempt of this point (aborted): keep it beside, run afresh
+            i = 1
+            while out.with_name(f"{out.name}.attempt-{i}").exists():
+                i += 1
+            out.rename(out.with_name(f"{out.name}.attempt-{i}"))
         empty = {"t": np.zeros(0), "z_cmd": np.zeros(0), "z_ach": np.zeros(0), "aborted": True}
         try:
-            res = run_scenario(s, out, progress=False, log=lambda *_: None)
+            res = run_scenario(s, out, composed=self.composed, progress=False, log=lambda *_: None)
         except RunError as exc:
             return {**empty, "abort_reason": f"run failed to start: {exc}"}
         bag = out / "bag"
@@ -96,7 +125,8 @@ class ScenarioPointRunner:
         if res.code != 0:
             rec["aborted"] = True
             rec["abort_reason"] = rec.get("abort_reason") or res.message.splitlines()[0]
-        rec.pop("missing_samples", None)
+        missing = rec.pop("missing_samples", None) or {}
+        rec["missing_samples_total"] = int(sum(missing.values()))     # realtime: steps that never reached the bag
         rec["wall_s"] = res.wall_s
         return rec
 
@@ -197,4 +227,5 @@ def make_runner(spec: SweepSpec, out_dir: str | Path | None = None) -> Callable[
         return LinearPointRunner(spec.scenario, **dict(spec.overrides))
     if spec.runner == "building":
         return BuildingPointRunner(spec.scenario, spec.overrides)
-    return ScenarioPointRunner(spec.scenario, spec.overrides, backend=spec.runner, out_dir=out_dir)
+    return ScenarioPointRunner(spec.scenario, spec.overrides, backend=spec.runner, out_dir=out_dir, mode=spec.mode,
+                               plant=spec.plant, composed=spec.composed)

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from rths_ros.analysis.face.measures import added_delay_s, e_value, q_value, tau_fei_pair
-from rths_ros.analysis.face.spec import MAX_USEFUL_POINTS, MIN_POINTS, FitSpec, SweepSpec
+from rths_ros.analysis.face.spec import MAX_USEFUL_POINTS, MIN_POINTS, FitSpec, SweepSpec, VerdictSpec
 from rths_ros.params import ParameterError
 
 
@@ -119,8 +119,10 @@ def _usable(rec: Mapping) -> tuple[bool, str]:
     return True, ""
 
 
-def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref: float | None = None) -> dict:
-    """e, q of every record, the fit and the FACE numbers (a JSON-ready dict)."""
+def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref: float | None = None,
+            setup: Mapping | None = None) -> dict:
+    """e, q of every record, the fit, the FACE numbers and the verdict (a JSON-ready dict); ``setup``: how the
+    points ran (plant, mode; from the runner), for the verdict's wording."""
     pr = spec.fit.parameter_range
     points = []
     for i, (rec, v) in enumerate(zip(records, values)):
@@ -152,8 +154,10 @@ def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref:
     used = [p for p in points if p["used"]]
     warnings = []
     if len(used) < MIN_POINTS:
+        dropped = "; ".join(f"{p['parameter']:g}: {p['reason']}" + (f" ({r})" if (r := str(records[p['index']].get(
+            "abort_reason", "") or "")) else "") for p in points if not p["used"])
         raise ParameterError(f"vary.values: only {len(used)} usable points (unstable, NPC or excluded runs dropped); "
-                             f"expected at least {MIN_POINTS}")
+                             f"expected at least {MIN_POINTS}" + (f"; dropped: {dropped}" if dropped else ""))
     if len(used) > MAX_USEFUL_POINTS:
         warnings.append(f"{len(used)} points used; more than {MAX_USEFUL_POINTS} are not needed (§11.3.2)")
     e = np.array([p["e"] for p in used])
@@ -184,8 +188,54 @@ def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref:
         out["prediction_error"] = abs(fr.q_pred - q_ref) / abs(q_ref)
         out["test_error"] = abs(q_min - q_ref) / abs(q_ref)
     out["tau_fei"] = tau_fei_summary(points)
+    out["setup"] = dict(setup or {})
+    out["verdict"] = verdict(out, spec.verdict, out["setup"])
     out["_fit"] = fr
     return out
+
+
+def verdict(result: Mapping, thresholds: VerdictSpec, setup: Mapping | None = None) -> dict:
+    """The fidelity verdict of an analysed sweep with the thresholds it used.
+
+    Acceptable when the error estimate |q_min - q_pred| / |q_pred| (the undegraded test against the extrapolation
+    q(0) = h(0)) is at most ``max_error_estimate``, where a reference is known the prediction error
+    |q_pred - q_ref| / |q_ref| is at most ``max_prediction_error``, and (``monotonic_e``) e rises or falls
+    monotonically with the degraded parameter over the used points.  ``text`` is the one-line statement, e.g.
+    ``rig fidelity acceptable (plant ros2_control, realtime): error estimate |q_min - q(0)|/|q(0)| = 4.1 % <=
+    threshold 10 % (q(0) = 6.84, q_min = 6.56) ...``; ``checks`` lists each check with its value and threshold."""
+    setup = dict(setup or {})
+    plant = setup.get("plant")
+    what = "rig" if plant in ("hardware", "ros2_control") else ("twin" if plant == "sim" else "test")
+    where = f" (plant {plant}, {setup.get('mode')})" if plant else ""
+    checks = []
+    ee = result.get("error_estimate")
+    checks.append({"name": "error estimate |q_min - q(0)| / |q(0)|", "value": ee,
+                   "threshold": thresholds.max_error_estimate,
+                   "passed": bool(ee is not None and math.isfinite(ee) and ee <= thresholds.max_error_estimate)})
+    pe = result.get("prediction_error")
+    if pe is not None:
+        checks.append({"name": "prediction error |q(0) - q_ref| / |q_ref|", "value": pe,
+                       "threshold": thresholds.max_prediction_error,
+                       "passed": bool(math.isfinite(pe) and pe <= thresholds.max_prediction_error)})
+    if thresholds.monotonic_e:
+        used = sorted((p for p in result.get("points", []) if p.get("used")), key=lambda p: p["parameter"])
+        de = np.diff([p["e"] for p in used])
+        mono = bool(de.size == 0 or np.all(de > 0) or np.all(de < 0))
+        checks.append({"name": f"e monotonic in {result.get('parameter', 'the parameter')}", "value": mono,
+                       "threshold": None, "passed": mono})
+    ok = all(c["passed"] for c in checks)
+
+    def pct(x):
+        return "n/a" if x is None or not math.isfinite(x) else f"{100 * x:.1f} %"
+    parts = [f"{c['name']} = {pct(c['value'])} {'<=' if c['passed'] else '>'} threshold {pct(c['threshold'])}"
+             if c["threshold"] is not None else f"{c['name']}: {'yes' if c['value'] else 'no'}" for c in checks]
+    text = (f"{what} fidelity {'acceptable' if ok else 'NOT acceptable'}{where}: " + "; ".join(parts)
+            + f" (extrapolated q(0) = {result['q_pred']:.5g}, test q_min = {result['q_min']:.5g}"
+            + (f", reference q_ref = {result['q_ref']:.5g}" if result.get("q_ref") is not None else "") + ")")
+    return {"acceptable": ok, "text": text, "checks": checks,
+            "thresholds": {"max_error_estimate": thresholds.max_error_estimate,
+                           "max_prediction_error": thresholds.max_prediction_error,
+                           "monotonic_e": thresholds.monotonic_e}}
 
 
 def _slope(x: np.ndarray, y: np.ndarray) -> float | None:

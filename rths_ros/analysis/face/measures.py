@@ -67,7 +67,8 @@ def tau_fei_pair(rec: Mapping, spec: EMeasureSpec | None = None) -> tuple[float,
 
 
 #: varied parameters that are an added delay, with their unit ("steps" of the record's dt, or "s")
-DELAY_PARAMETERS = {"tau_add_steps": "steps", "command_delay_steps": "steps", "tau_add_s": "s"}
+DELAY_PARAMETERS = {"tau_add_steps": "steps", "command_delay_steps": "steps", "added_delay_steps": "steps",
+                    "tau_add_s": "s"}
 
 
 def added_delay_s(rec: Mapping, parameter: str, value: float) -> float | None:

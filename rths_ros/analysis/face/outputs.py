@@ -67,6 +67,19 @@ def write_outputs(result: Mapping, out_dir: str | Path, spec: SweepSpec | None =
     lines = [f"# FACE: {result['name']}", ""]
     if result.get("description"):
         lines += [result["description"], ""]
+    setup = result.get("setup") or {}
+    if setup.get("plant"):
+        lines += [f"Runs: runner `{setup.get('runner')}`, plant `{setup['plant']}`, mode `{setup.get('mode')}`"
+                  + (", composed" if setup.get("composed") else "") + ".", ""]
+    v = result.get("verdict")
+    if v:
+        lines += [f"**Verdict: {v['text']}**", "",
+                  "| check | value | threshold | passed |", "|---|---|---|---|"]
+        lines += [f"| {c['name'].replace('|', chr(92) + '|')} | "
+                  f"{_pct(c['value']) if c['threshold'] is not None else ('yes' if c['value'] else 'no')}"
+                  f" | {_pct(c['threshold']) if c['threshold'] is not None else 'required'} | "
+                  f"{'yes' if c['passed'] else 'no'} |" for c in v["checks"]]
+        lines += [""]
     lines += [f"Degraded parameter `{result['parameter']}`; e = `{result['e_measure']}`, q = `{result['q_measure']}`; "
               f"h: degree {result['fit']['degree']}{' in dB' if result['fit']['db'] else ''}"
               f"{', h′(0) = 0' if result['fit']['zero_slope_at_zero'] else ''}"

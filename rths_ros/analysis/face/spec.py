@@ -5,12 +5,15 @@ Sweep file (YAML, validated; a bad key or value raises ParameterError naming key
     name: system1_magnitude
     runner: linear_vrths          # linear_vrths | vrths | graph | building
     scenario: system1             # linear system name, or scenario name/path for vrths/graph
+    mode: ''                      # graph: clock mode of every run ('' = lockstep); realtime for a rig
+    plant: ''                     # graph: sim | hardware | ros2_control ('' = the scenario's)
     overrides: {vff: false}       # fixed settings of every point (flat keys; dotted keys for scenarios)
     vary: {parameter: tau_add_steps, values: [0, 1, 2, 3, 4, 5]}
     e: {measure: tau_fei_adapted, band_half_width_hz: 1.5}
     q: {measure: peak_amplitude, window_s: [0.0, 0.35]}
     fit: {degree: 2, db: true}
     reference: {source: runner}   # none | value | runner (analytic reference of the linear runner)
+    verdict: {max_error_estimate: 0.1, max_prediction_error: 0.2}   # thresholds of the verdict
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ E_MEASURES = ("tau_fei_adapted", "tau_fei_standard", "e_track_rel", "e_track_rel
               "parameter")
 Q_MEASURES = ("peak_amplitude", "peak_frequency", "damping", "decay_rate", "pencil_frequency")
 RUNNERS = ("linear_vrths", "vrths", "graph", "building")
+MODES = ("", "lockstep", "realtime")
+PLANTS = ("", "sim", "hardware", "ros2_control")
 MIN_POINTS = 4
 MAX_USEFUL_POINTS = 20
 
@@ -99,24 +104,57 @@ class ReferenceSpec:
 
 
 @dataclass(frozen=True)
+class VerdictSpec:
+    """Thresholds of the sweep's verdict (a choice of this package: the thesis gives no number).  The test is of
+    acceptable fidelity when the error estimate |q_min - q_pred| / |q_pred| (how far the undegraded test lies from
+    the extrapolation to e = 0) is at most ``max_error_estimate`` and, where a reference q_ref is known, the
+    prediction error |q_pred - q_ref| / |q_ref| is at most ``max_prediction_error`` (else the extrapolation itself
+    is not trusted), and (``monotonic_e``) e grows or falls monotonically with the degraded parameter."""
+
+    max_error_estimate: float = param(0.1, "", 0.0, 100.0, "largest acceptable error estimate "
+                                      "|q_min - q_pred| / |q_pred| (fraction, 0.1 = 10 %)")
+    max_prediction_error: float = param(0.2, "", 0.0, 100.0, "largest acceptable prediction error "
+                                        "|q_pred - q_ref| / |q_ref| where a reference is known (fraction)")
+    monotonic_e: bool = param(True, "", doc="require e to change monotonically with the degraded parameter over "
+                              "the used points (else the degradation is lost in the rig's own variation, e.g. its "
+                              "timing jitter, and the extrapolation is not trusted)")
+
+
+@dataclass(frozen=True)
 class SweepSpec:
     name: str = param("face", "", doc="sweep name")
     description: str = param("", "", doc="one-line description")
     runner: str = param("linear_vrths", "", doc="how a point is run", choices=RUNNERS)
     scenario: str = param("spring_12_1_2", "", doc="linear system name, scenario name/path, or building case "
                           "('case1'..'case4', optionally 'case1/kobe')")
+    mode: str = param("", "", doc="graph runner: clock mode of every run ('' = lockstep, reproducible; realtime "
+                      "for a rig, whose points run one at a time)", choices=MODES)
+    plant: str = param("", "", doc="graph runner: the plant of every run ('' = the scenario's; hardware or "
+                       "ros2_control need mode: realtime)", choices=PLANTS)
+    composed: bool = param(False, "", doc="graph runner: every node of a run in one process (realtime: no "
+                           "inter-process hops on the fast path)")
     overrides: dict = param({}, "", doc="fixed settings of every point (key: value)")
     vary: VarySpec = param(VarySpec(), doc="degraded parameter and its values")
     e: EMeasureSpec = param(EMeasureSpec(), doc="error measure")
     q: QMeasureSpec = param(QMeasureSpec(), doc="result measure")
     fit: FitSpec = param(FitSpec(), doc="interpolation/extrapolation model h")
     reference: ReferenceSpec = param(ReferenceSpec(), doc="optional reference for prediction/test errors")
+    verdict: VerdictSpec = param(VerdictSpec(), doc="thresholds of the fidelity verdict")
 
     def validate(self) -> None:
         if not isinstance(self.overrides, Mapping):
             raise ParameterError(f"overrides: {self.overrides!r} is not allowed; expected a mapping key: value")
         if self.vary.parameter in self.overrides:
             raise ParameterError(f"overrides.{self.vary.parameter}: is the varied parameter; remove it from overrides")
+        for key, where in (("plant", "plant"), ("loop.mode", "mode")):
+            if key in self.overrides and self.runner in ("vrths", "graph"):
+                raise ParameterError(f"overrides.{key}: is not allowed; expected the sweep's own key {where}: (it "
+                                     "decides how the points run)")
+        if self.runner not in ("vrths", "graph"):
+            for key in ("mode", "plant"):
+                if getattr(self, key):
+                    raise ParameterError(f"{key}: {getattr(self, key)!r} is not allowed with runner = "
+                                         f"{self.runner!r}; expected '' (only scenario runners have a plant and a mode)")
         n = _n_selected(self)
         deg = 0 if self.fit.constant else self.fit.degree
         if n < MIN_POINTS:

@@ -14,6 +14,13 @@ Per synchronisation step the numerical part's interface state (q, qdot) becomes 
   state may be replaced by its forward prediction or by the inverse process model of the transfer system
   (transfer-dynamics cancellation, seed 004).  Off by default; then (q, qdot) pass unchanged.
 
+Added delay (``added_delay_steps`` = n, default 0): the finished command of step k (after the limit check) waits n
+steps and leaves at step k + n; the first n steps of a trial send the start pose (home lengths, zero rates).  It is
+a pure extra delay of the transfer system placed before the commands leave the platform path, so it degrades the
+loop in the same way on the digital twin, on the hardware drivers and on a ros2_control rig (the degradation of a
+FACE sweep on a rig, Insam 2022 ch. 11; docs/fidelity.md).  Feedforward that the learners add afterwards (ILC,
+AFF) is not delayed.  With n = 0 the command path is unchanged.
+
 Limits (seed 000 §16.2, Riebe [183]): stroke (leg length range), leg speed and universal-joint angle.  A command
 outside them raises :class:`LimitViolation` (the supervisor stops the test) unless ``enforce_limits`` is off.
 The leg speed limit applies to the desired rate ``bdot`` and to the velocity feedforward the leg controller
@@ -45,6 +52,10 @@ class PlatformCommanderParams:
                                  "joint angle limits")
     coupling: CouplingParams = param(CouplingParams(), doc="command shaping before the inverse kinematics: forward "
                                      "prediction or transfer-dynamics cancellation (seed 004)")
+    added_delay_steps: int = param(0, "steps", 0, 1000, "added pure delay of the leg commands: the command of "
+                                   "step k leaves the platform path at step k + n, the first n steps of a trial hold "
+                                   "the start pose; degrades the transfer system on every plant (FACE on a rig, "
+                                   "docs/fidelity.md); 0 = none")
 
 
 @dataclass
@@ -126,6 +137,14 @@ class PlatformCommander:
         self._qd = np.zeros(interface_map.n)
         cp = self.params.coupling
         self.shaper = CommandShaper(cp, interface_map.n) if cp.active else None
+        n = int(self.params.added_delay_steps)
+        #: the added delay: a ring of the n newest finished commands (and their TCP poses, for the joint-angle
+        #: check of the command that leaves); None without delay
+        self._delay = [LegCommandArrays() for _ in range(n)] if n > 0 else None
+        self._delay_pose = [self.kinematics.home_pose] * n
+        self._delay_i = 0
+        self._fresh = LegCommandArrays()
+        self._sent_pose = self.kinematics.home_pose
         self.reset()
         # warm-up of the whole chain at home
         self.command(self._q, self._qd)
@@ -140,6 +159,20 @@ class PlatformCommander:
         self.map.reset()
         if self.shaper is not None:
             self.shaper.reset()
+        if self._delay is not None:        # the first n steps of a trial send the start pose
+            for slot in self._delay:
+                slot.length[:] = self.kinematics.home_lengths
+                slot.velocity.fill(0.0)
+                slot.feedforward_velocity.fill(0.0)
+                slot.feedforward_position.fill(0.0)
+            self._delay_pose = [self.kinematics.home_pose] * len(self._delay)
+            self._delay_i = 0
+        self._sent_pose = self.kinematics.home_pose
+
+    @property
+    def added_delay_steps(self) -> int:
+        """The added delay n in steps (``params.added_delay_steps``)."""
+        return 0 if self._delay is None else len(self._delay)
 
     @property
     def last(self) -> LegCommandArrays:
@@ -154,16 +187,25 @@ class PlatformCommander:
         a universal joint exceeds the joint angle limit.
         """
         o = self._out if out is None else out
+        c = o if self._delay is None else self._fresh      # with the added delay: the command of this step waits
         if self.shaper is not None:     # prediction / transfer-dynamics cancellation of the interface command
             q, qdot = self.shaper.shape(q, qdot)
-        self.map.leg_commands_into(q, qdot, o.length, o.velocity)
+        self.map.leg_commands_into(q, qdot, c.length, c.velocity)
         if self.params.vff:
-            o.feedforward_velocity[:] = o.velocity
+            c.feedforward_velocity[:] = c.velocity
         else:
-            o.feedforward_velocity.fill(0.0)
-        o.feedforward_position.fill(0.0)
+            c.feedforward_velocity.fill(0.0)
+        c.feedforward_position.fill(0.0)
         if self.params.enforce_limits:
-            self.check(o.length, o.velocity, feedforward_velocity=o.feedforward_velocity)
+            self.check(c.length, c.velocity, self.map.last_platform_pose, c.feedforward_velocity)
+        if self._delay is None:
+            return o
+        i = self._delay_i                   # the slot of step k - n: it leaves now, the command of step k takes it
+        slot = self._delay[i]
+        o.fill(slot)
+        slot.fill(c)
+        self._sent_pose, self._delay_pose[i] = self._delay_pose[i], self.map.last_platform_pose
+        self._delay_i = (i + 1) % len(self._delay)
         return o
 
     def check_command(self, cmd: LegCommandArrays, pose=None) -> None:
@@ -173,10 +215,13 @@ class PlatformCommander:
 
     def check(self, length: np.ndarray, velocity: np.ndarray, pose=None, feedforward_velocity=None) -> None:
         """Raise :class:`LimitViolation` for the first leg (stroke, then speed, then joint angles) outside the
-        limits.  ``pose`` (TCP, for the joint angles) defaults to the pose of the last command.  With
+        limits.  ``pose`` (TCP, for the joint angles) defaults to the pose of the last command sent (with the
+        added delay: the command of n steps earlier).  With
         ``feedforward_velocity`` (6,) the velocity feedforward must keep the leg speed limit as well."""
         lo, hi, vmax, amax = self._len_min, self._len_max, self._vel_max, self._ang_max
-        ang = self.kinematics.joint_angles(self.map.last_platform_pose if pose is None else pose, self._ang)
+        if pose is None:
+            pose = self.map.last_platform_pose if self._delay is None else self._sent_pose
+        ang = self.kinematics.joint_angles(pose, self._ang)
         ffv = velocity if feedforward_velocity is None else np.asarray(feedforward_velocity, dtype=float)
         code = _first_violation(length, velocity, ffv, ang, lo, hi, vmax, amax)
         if code == 0:

@@ -58,6 +58,9 @@ class FaultParams:
                                    "watchdog (docs/reliability.md; 0 = off)")
     teardown_hang_node: str = param("", "", doc="the node whose process hangs with teardown_hang_s (a name of "
                                     "`nodes`; empty = every node)")
+    crash_node: str = param("", "", doc="this node raises an uncaught error in its loop callback from "
+                            "crash_at_step on, as a bug would (node graph only; empty = never)")
+    crash_at_step: int = param(-1, "", -1, 10**9, "global step of the injected crash (-1 = never)")
     corrupt_topic: str = param("", "", doc="the node that publishes this loop topic sends its message of "
                                "corrupt_at_step corrupted as corrupt_kind says, once (node graph only; empty = never)",
                                choices=("",) + CORRUPTIBLE_TOPICS)
@@ -219,17 +222,19 @@ def _likely_cause(measured: np.ndarray, expected: np.ndarray, before: np.ndarray
         if parts:
             return "likely cause: " + "; ".join(parts)
     if off.all():
+        ratio = measured / np.where(expected == 0.0, np.nan, expected)
+        if np.all(np.isfinite(ratio)) and float(np.ptp(ratio)) <= 0.02 * abs(float(np.mean(ratio))):
+            r = float(np.mean(ratio))
+            decade = 10.0 ** round(math.log10(abs(r))) if r else 0.0
+            if decade not in (0.0, 1.0) and abs(r / decade - 1.0) <= 0.05:    # a power of ten: a unit
+                unit = " (millimetres read as metres?)" if 500 < r < 2000 else (
+                    " (metres read as millimetres?)" if 5e-4 < r < 2e-3 else "")
+                return f"likely cause: a unit or scale: every leg reads {r:.4g} x the expected length{unit}"
         mean = float(np.mean(d))
         if float(np.ptp(d)) <= max(2 * tol, 0.02 * abs(mean)):
             return (f"likely cause: a length offset: every leg reads {abs(mean):.4f} m "
                     f"{'less' if mean < 0 else 'more'} than expected, alike (a rig that reports the actuator stroke "
                     "instead of the joint-to-joint length, or a wrong zero)")
-        ratio = measured / np.where(expected == 0.0, np.nan, expected)
-        if np.all(np.isfinite(ratio)) and float(np.ptp(ratio)) <= 0.02 * abs(float(np.mean(ratio))):
-            r = float(np.mean(ratio))
-            unit = " (millimetres read as metres?)" if 500 < r < 2000 else (
-                " (metres read as millimetres?)" if 5e-4 < r < 2e-3 else "")
-            return f"likely cause: a unit or scale: every leg reads {r:.4g} x the expected length{unit}"
     if off.sum() >= 2:
         idx = [i for i in range(6) if off[i]]
         for a in idx:

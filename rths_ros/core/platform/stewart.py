@@ -38,9 +38,14 @@ import numpy as np
 import pinocchio as pin
 from numba import njit
 
+from rths_ros.core.platform.joints import JOINT_TOLERANCE_M, closest_pair, crossing_legs
 from rths_ros.params import ParameterError, param
 
 __all__ = ["StewartGeometryParams", "StewartKinematics", "KinematicsError", "joint_layout"]
+
+#: largest half-angle of a joint pair: beyond it a joint lies nearer the neighbouring pair's joint (120 deg - 2 beta
+#: away) than its own partner (2 beta away), i.e. the pairs overlap
+MAX_HALF_ANGLE_DEG = 30.0
 
 
 class KinematicsError(RuntimeError):
@@ -59,17 +64,22 @@ class StewartGeometryParams:
     300 deg; each leg joins a base joint to the nearest joint of the neighbouring platform pair (the usual
     zig-zag layout).  Stroke 0.18 m, leg speed 0.5 m/s (hardware) / 0.25 m/s (used) and 45 deg joint angles are
     the values of seed 000 §16.2.
+
+    A rig whose joints do not follow the circles-and-pairs layout gives its joint centres explicitly
+    (``base_joints_m`` and ``platform_joints_m``, both or neither); the radii and half-angles are then unused.
+    :meth:`validate` refuses an inconsistent geometry (docs/stewart_platform.md, "Geometry of your rig").
     """
 
     base_radius_m: float = param(0.40, "m", 0.05, 5.0, "radius of the circle through the six base (lower) joint centres")
     platform_radius_m: float = param(0.25, "m", 0.05, 5.0,
                                      "radius of the circle through the six platform (upper) joint centres")
-    base_joint_half_angle_deg: float = param(10.0, "deg", 1.0, 59.0,
+    base_joint_half_angle_deg: float = param(10.0, "deg", 1.0, MAX_HALF_ANGLE_DEG,
                                              "half the angle between the two base joints of a pair "
-                                             "(pairs centred at 0, 120, 240 deg)")
-    platform_joint_half_angle_deg: float = param(10.0, "deg", 1.0, 59.0,
+                                             "(pairs centred at 0, 120, 240 deg; above 30 deg a joint would lie "
+                                             "nearer the neighbouring pair's joint than its partner)")
+    platform_joint_half_angle_deg: float = param(10.0, "deg", 1.0, MAX_HALF_ANGLE_DEG,
                                                  "half the angle between the two platform joints of a pair "
-                                                 "(pairs centred at 60, 180, 300 deg)")
+                                                 "(pairs centred at 60, 180, 300 deg; at most 30 deg, as the base)")
     home_height_m: float = param(0.65, "m", 0.1, 5.0,
                                  "height of the platform joint plane above the base joint plane in the home pose "
                                  "(TCP at home_height_m + tcp_offset_m, about 0.7 m)")
@@ -84,16 +94,55 @@ class StewartGeometryParams:
     joint_angle_max_deg: float = param(45.0, "deg", 0.0, 90.0,
                                        "admissible universal-joint deflection: angle between the leg axis and "
                                        "the normal of the plate the joint sits on")
-    tcp_offset_m: float = param(0.05, "m", -1.0, 1.0, "TCP height above the platform joint plane")
+    tcp_offset_m: float = param(0.05, "m", 0.0, 1.0, "TCP height above the platform joint plane (>= 0: the TCP "
+                                "is on the plate that carries the specimen, not below the joints among the legs)")
+    base_joints_m: tuple[tuple[float, ...], ...] = param(
+        [], "m", -5.0, 5.0, "explicit base joint centres [[x, y, z], ...] of legs 1..6 in the world frame (empty = "
+        "the symmetric layout of base_radius_m, base_joint_half_angle_deg); needs platform_joints_m as well")
+    platform_joints_m: tuple[tuple[float, ...], ...] = param(
+        [], "m", -5.0, 5.0, "explicit platform joint centres [[x, y, z], ...] of legs 1..6 in the platform "
+        "joint-plane frame (at home: world axes, origin home_height_m above the world origin; the TCP is "
+        "tcp_offset_m above it); empty = the symmetric layout; needs base_joints_m as well")
+
+    @property
+    def explicit(self) -> bool:
+        """True if the joint centres are given explicitly (base_joints_m, platform_joints_m)."""
+        return bool(self.base_joints_m or self.platform_joints_m)
 
     def validate(self) -> None:
+        """Refuse an inconsistent geometry, naming the key, the value and the derived quantity."""
         if self.leg_length_min_m >= self.leg_length_max_m:
             raise ParameterError(
                 f"leg_length_min_m: {self.leg_length_min_m!r} is not allowed; expected a value below "
                 f"leg_length_max_m = {self.leg_length_max_m!r}")
+        self._validate_layout_keys()
         a, p = joint_layout(self)
+        joints = "base_joints_m/platform_joints_m" if self.explicit else \
+            "base_joint_half_angle_deg/platform_joint_half_angle_deg"
+        for key, pts in (("base_joints_m", a), ("platform_joints_m", p)):
+            d, i, j = closest_pair(pts)
+            if d < JOINT_TOLERANCE_M:
+                raise ParameterError(
+                    f"{key}: joints {i + 1} and {j + 1} coincide ({np.round(pts[:, i], 4).tolist()} and "
+                    f"{np.round(pts[:, j], 4).tolist()} m, {d * 1e3:.2f} mm apart); expected six distinct joint "
+                    f"centres at least {JOINT_TOLERANCE_M * 1e3:g} mm apart")
         home = np.array([0.0, 0.0, self.home_height_m])
-        lengths = np.linalg.norm(home[:, None] + p - a, axis=0)
+        legs = home[:, None] + p - a
+        lengths = np.linalg.norm(legs, axis=0)
+        down = np.flatnonzero(legs[2] <= 0.0)
+        if down.size:
+            i = int(down[0])
+            raise ParameterError(
+                f"{'platform_joints_m' if self.explicit else 'home_height_m'}: leg {i + 1}'s platform joint lies "
+                f"{-legs[2, i]:.4f} m below its base joint at home; expected every platform joint above its base "
+                "joint (check home_height_m and the sign of z)")
+        crossing = crossing_legs(a, home[:, None] + p)
+        if crossing is not None:
+            i, j, d, z = crossing
+            raise ParameterError(
+                f"{joints}: legs {i + 1} and {j + 1} cross at home (seen from above their axes intersect; in space "
+                f"they pass {d * 1e3:.2f} mm apart at z = {z:.4f} m); expected every platform joint joined to its "
+                "own base joint without crossing (check the order of the joints)")
         lo, hi = float(lengths.min()), float(lengths.max())
         if lo <= self.leg_length_min_m or hi >= self.leg_length_max_m:
             raise ParameterError(
@@ -105,20 +154,58 @@ class StewartGeometryParams:
         _lengths_jacobian(np.eye(3), t_home, a, p_tcp, np.zeros(6), np.zeros((3, 6)), jac)
         cond = np.linalg.cond(jac)
         if not np.isfinite(cond) or cond > 1e6:
+            hint = "expected distinct joint pairs and a non-zero height"
+            if not self.explicit and abs(self.base_joint_half_angle_deg + self.platform_joint_half_angle_deg
+                                         - 60.0) < 1e-3:
+                hint = ("the half-angles add up to 60 deg: every leg lies in a vertical plane through the centre "
+                        "and none resists a turn about z; expected a sum below 60 deg")
             raise ParameterError(
-                f"base/platform geometry: the home pose is singular (Jacobian condition number {cond:.3g}); "
-                "expected distinct joint pairs and a non-zero height")
-        home_angle = math.degrees(math.atan2(math.hypot(*(p[:2, 0] - a[:2, 0])), self.home_height_m))
-        if home_angle >= self.joint_angle_max_deg:
+                f"{joints}: the home pose is singular (Jacobian condition number {cond:.3g}); {hint}")
+        angles = np.degrees(np.arccos(np.clip(legs[2] / lengths, -1.0, 1.0)))   # base = platform side at home
+        k = int(np.argmax(angles))
+        if angles[k] >= self.joint_angle_max_deg:
             raise ParameterError(
                 f"joint_angle_max_deg: {self.joint_angle_max_deg!r} is not allowed; the home pose already has "
-                f"joint angles of {home_angle:.2f} deg")
+                f"joint angles of {angles[k]:.2f} deg (leg {k + 1})")
+
+    def _validate_layout_keys(self) -> None:
+        """Explicit joints: both sides, six points of three coordinates each; the symmetric layout's ranges."""
+        if self.tcp_offset_m < 0.0:
+            raise ParameterError(
+                f"tcp_offset_m: {self.tcp_offset_m!r} is not allowed; the TCP would lie {-self.tcp_offset_m:g} m "
+                "below the platform joints, among the legs, not on the plate that carries the specimen; expected "
+                "the height of the TCP above the platform joint plane (>= 0)")
+        if not self.explicit:
+            for key in ("base_joint_half_angle_deg", "platform_joint_half_angle_deg"):
+                beta = getattr(self, key)
+                if beta > MAX_HALF_ANGLE_DEG:
+                    raise ParameterError(
+                        f"{key}: {beta!r} deg is not allowed; the pairs would overlap (a joint {120.0 - 2 * beta:.1f} "
+                        f"deg from the neighbouring pair's joint but {2 * beta:.1f} deg from its partner); expected "
+                        f"at most {MAX_HALF_ANGLE_DEG:g} deg, or explicit joints (base_joints_m, platform_joints_m)")
+            return
+        for key, other in (("base_joints_m", "platform_joints_m"), ("platform_joints_m", "base_joints_m")):
+            if not getattr(self, other):
+                raise ParameterError(
+                    f"{key}: {len(getattr(self, key))} joints given but {other} is empty; expected both (six joints "
+                    "each) or neither (the symmetric layout of the radii and half-angles)")
+        for key in ("base_joints_m", "platform_joints_m"):
+            pts = getattr(self, key)
+            if len(pts) != 6:
+                raise ParameterError(f"{key}: {len(pts)} points given; expected 6 points [x, y, z] in m (legs 1..6)")
+            for i, pt in enumerate(pts):
+                if len(pt) != 3:
+                    raise ParameterError(f"{key}[{i}]: {list(pt)!r} is not allowed; expected a point [x, y, z] in m "
+                                         f"(the joint of leg {i + 1})")
 
 
 def joint_layout(params: StewartGeometryParams) -> tuple[np.ndarray, np.ndarray]:
     """Joint centres ``(a, p)``: base joints a (3, 6) in the world frame (z = 0), platform joints (3, 6) in the
     *platform joint plane* frame (z = 0, origin at the plane centre; subtract ``tcp_offset_m`` from z to get
-    TCP-frame coordinates)."""
+    TCP-frame coordinates).  With explicit joints (``base_joints_m``, ``platform_joints_m``) these, as given."""
+    if params.explicit:
+        return (np.array(params.base_joints_m, dtype=float).T.copy(),
+                np.array(params.platform_joints_m, dtype=float).T.copy())
     beta = math.radians(params.base_joint_half_angle_deg)
     gamma = math.radians(params.platform_joint_half_angle_deg)
     a = np.zeros((3, 6))

@@ -331,6 +331,7 @@ class FrfEstimate:
 def estimate_frf(r: np.ndarray, u: np.ndarray, y: np.ndarray, band: Band, settle_periods: int,
                  current_lead_s: float = 0.0) -> FrfEstimate:
     """Closed-loop FRF of one band from the injection ``r``, current ``u`` and length ``y`` (module doc).
+    Periods in which ``u`` or ``y`` hold a NaN are left out of the averages (fewer than two left: NaN lines).
     ``current_lead_s``: how much earlier the current sample represents than the length sample (a current
     averaged over a step against the length at its end: half a step); the FRF is corrected by
     ``e^{-j w current_lead_s}``."""
@@ -339,9 +340,18 @@ def estimate_frf(r: np.ndarray, u: np.ndarray, y: np.ndarray, band: Band, settle
     if p < 1:
         raise ValueError("no period left after the settling periods")
     sl = slice(settle_periods * n, band.n_periods * n)
+    # a period holding a NaN (left out by the rig, e.g. one a stall disturbed) is not averaged
+    keep = np.isfinite(np.asarray(u[sl], dtype=float).reshape(p, n)).all(axis=1) & \
+        np.isfinite(np.asarray(y[sl], dtype=float).reshape(p, n)).all(axis=1)
+    if not keep.all():
+        if keep.sum() < 2:      # no average left: nothing estimated (the lines get no coherence)
+            nan = np.full(len(band.bins), np.nan)
+            return FrfEstimate(band.freq_hz.copy(), nan + 0j, nan, nan.copy(), int(keep.sum()))
+        p = int(keep.sum())
 
     def spec(x):
-        return np.fft.rfft(np.asarray(x[sl], dtype=float).reshape(p, n), axis=1)[:, band.bins]
+        rows = np.asarray(x[sl], dtype=float).reshape(-1, n)
+        return np.fft.rfft(rows if keep.all() else rows[keep], axis=1)[:, band.bins]
 
     rr, uu, yy = spec(r), spec(u), spec(y)
     syr = np.sum(yy * rr.conj(), axis=0)

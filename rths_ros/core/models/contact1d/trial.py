@@ -14,7 +14,8 @@ generator in the same order.  So the record is the one of the objects stepped on
 
 Covered: the DOP853 numerical part (``numerical.model = contact_1d``), an interface of one translation, the force
 processor, the Stewart twin with the contact specimen (legs under the cascade or the ideal actuator), without the
-passivity controller, the learners, the force blend, command shaping and fault injection.  Anything else, and any
+passivity controller, the learners, the force blend, command shaping, the commander's added delay and fault
+injection.  Anything else, and any
 trial that aborts (a non-finite wrench, a leg limit, a forward kinematics that fails), is left to the objects: the
 caller steps them, which gives the abort its reason and message.
 """
@@ -136,6 +137,7 @@ def supports(numerical, platform, force, plant) -> bool:
     """The kernel covers these objects (see the module doc)."""
     return (type(numerical) is OneDofModel and type(numerical.inner) is NumericalMSD
             and type(platform) is InterfacePath and platform.commander.shaper is None
+            and platform.commander.added_delay_steps == 0
             and not platform.map._has_rot and platform.map.n == 1
             and type(force) is ScalarForcePath and type(force.processor) is ForceProcessor
             and type(plant) is SimPlant and not plant._foot_mode and type(plant.legs) is LegCascade)
