@@ -200,6 +200,10 @@ def _floats(text: str, what: str) -> tuple[float, ...]:
     return vals
 
 
+#: the record kind of a qualification session on a rig (rths_ros.runtime.rig_record)
+QUALIFY_KIND = "rths qualify --ros2-control"
+
+
 def cmd_qualify(a) -> int:
     """Stepped sine, Welch PSD and process-model fits of the transfer system (docs/methods.md §6) on the twin, or on a
     ros2_control rig (``--ros2-control``: the leg commands of the demand streamed to the rig, its joint states
@@ -209,7 +213,10 @@ def cmd_qualify(a) -> int:
     from rths_ros.analysis.twin_qualification import qualify
     from rths_ros.core.sysid.qualification import SteppedSineParams
     ros2_control = getattr(a, "ros2_control", False)
-    if ros2_control:
+    replay = getattr(a, "bag", None)
+    if replay is not None and ros2_control:
+        raise ParameterError("--bag: not allowed with --ros2-control (the bag replaces the rig)")
+    if ros2_control or replay is not None:
         from rths_ros.runtime.ros2_control_rig import load_rig_scenario
         s = load_rig_scenario(a.scenario, a.set)        # plant ros2_control, realtime
     else:
@@ -224,8 +231,24 @@ def cmd_qualify(a) -> int:
         sine.validate()
     out = Path(a.out) if a.out else Path("runs") / f"qualify-{s.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     t0 = time.monotonic()
-    if ros2_control:
+    if replay is not None:
         from rths_ros.analysis.twin_qualification import rig_interface_plant, without_coupling
+        from rths_ros.runtime.rig_record import ReplayRig
+        try:
+            rig = ReplayRig(replay, QUALIFY_KIND)
+        except (OSError, ValueError) as exc:
+            raise ParameterError(f"--bag: {exc}") from None
+        where, play = f"ros2_control rig recorded in {rig.path}", {}
+        plant = rig_interface_plant(s if a.with_coupling else without_coupling(s), rig)
+        try:
+            r = qualify(s, sine, out, with_coupling=a.with_coupling, random_duration_s=a.random_s, tune=False,
+                        plant=plant, where=where)
+        except ValueError as exc:
+            print(f"rths qualify: error: {exc}", file=sys.stderr)
+            return 1
+    elif ros2_control:
+        from rths_ros.analysis.twin_qualification import rig_interface_plant, without_coupling
+        from rths_ros.runtime.rig_record import RecordingRig
         from rths_ros.runtime.ros2_control_rig import Ros2ControlRig
         where = ("emulated " if s.ros2_control.emulate else "") + "ros2_control rig"
         if not a.no_tune:
@@ -235,10 +258,14 @@ def cmd_qualify(a) -> int:
         try:
             with Ros2ControlRig(s) as rig:
                 rig.wait_ready()
-                plant = rig_interface_plant(s if a.with_coupling else without_coupling(s), rig)
+                recording = RecordingRig(rig, QUALIFY_KIND)
+                plant = rig_interface_plant(s if a.with_coupling else without_coupling(s), recording)
                 r = qualify(s, sine, out, with_coupling=a.with_coupling, random_duration_s=a.random_s, tune=False,
                             plant=plant, where=where)
                 play = dict(rig.last_play, **rig.emulator_summary())
+            bag_out = recording.write_bag(out / "rig_bag", s, scn.dump(s))
+            print(f"rths qualify: the session on the rig -> {bag_out} (again without the rig: rths qualify "
+                  f"{a.scenario} --bag {bag_out} with the same options)")
         except RigError as exc:           # no joint state, a refused command: nothing more was sent
             print(f"rths qualify: error: {exc}", file=sys.stderr)
             return 1
@@ -312,6 +339,8 @@ def add_parsers(sub, scenario_args) -> None:
     scenario_args(qu)
     qu.add_argument("--ros2-control", action="store_true", help="qualify the ros2_control rig (plant = "
                     "ros2_control, realtime; with --set ros2_control.emulate=true its emulator in process)")
+    qu.add_argument("--bag", metavar="RUN_OR_BAG_DIR", help="qualify again from the bag a `qualify --ros2-control` "
+                    "wrote (same settings: the recorded session is replayed, no rig needed)")
     qu.add_argument("--out", help="output directory (default runs/qualify-NAME-TIME)")
     qu.add_argument("--freqs", help="test frequencies in Hz, comma-separated (default 0.2 ... 40 Hz, 12 points)")
     qu.add_argument("--amplitudes", help="demand amplitudes in m, comma-separated (default 0.0003,0.0008)")

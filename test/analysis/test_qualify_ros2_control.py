@@ -46,6 +46,17 @@ def test_qualify_over_ros2_control_measures_the_twins_transfer_system_plus_the_r
     # the fitted first-order lag is the position loop's ~50 ms (K_Pp = 20 1/s), not noise
     assert 0.03 < doc["unit_gain_fits"]["G1"]["tau_p_s"] < 0.09, doc["unit_gain_fits"]["G1"]
     assert "loop" not in doc                                            # no in-loop tuning on the rig
+    # the session went into a bag, as it was on the wire; qualifying from it gives the same FRF without the rig
+    again = tmp_path / "again"
+    p3 = rths_cli("qualify", "contact_1d", "--bag", str(rig / "rig_bag"), *_sets(DT2), *TEST, "--out", str(again),
+                  timeout=600)
+    assert p3.returncode == 0, p3.stdout + p3.stderr
+    f_b, g_b, ph_b = _frf(again)
+    assert np.array_equal(f_b, f_r) and np.array_equal(g_b, g_r) and np.array_equal(ph_b, ph_r), (g_b, g_r)
+    # other settings than the recorded session's are refused, naming the bag
+    p4 = rths_cli("qualify", "contact_1d", "--bag", str(rig / "rig_bag"), *_sets(DT2), "--freqs", "1,2",
+                  "--amplitudes", "0.0005", "--random-s", "2", "--out", str(tmp_path / "other"), timeout=600)
+    assert p4.returncode != 0 and "differs from the recorded one" in p4.stderr + p4.stdout, p4.stdout + p4.stderr
 
 
 def test_qualify_over_ros2_control_refuses_a_scenario_the_rig_cannot_run(rths_cli, tmp_path):
