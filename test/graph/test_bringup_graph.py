@@ -63,28 +63,6 @@ def test_a_wrong_joint_name_ends_the_run_on_the_plants_own_message(tmp_path, rth
     _one_abort_before_start(out)
 
 
-def test_a_correct_rig_passes_the_preflight_and_the_bag_holds_what_went_to_it(tmp_path, rths_cli):
-    out = tmp_path / "ok"
-    # (composed and with generous timing limits: this test is about the pre-flight and the bag, not the timing)
-    p, _ = _run(rths_cli, out, ["safety.watchdog_steps=2000", "ros2_control.state_timeout_s=0.5"], "--composed")
-    assert p.returncode == 0, p.stdout + p.stderr
-    plant = json.loads((out / "timing" / "ros2_control_plant.json").read_text())
-    assert [x["ok"] for x in plant["preflight"]] == [True, True], plant["preflight"]
-    assert [x["stage"] for x in plant["preflight"]] == ["before the ramp to the start pose",
-                                                          "after the ramp to the start pose"]
-    from rths_ros.app import scenario as scn
-    s = scn.load(str(out / "scenario.yaml"))
-    g = s.platform.geometry
-    sent = read_bag(out / "bag", [COMMANDS])[COMMANDS]
-    assert len(sent) > s.steps // 2
-    assert all(g.leg_length_min_m <= v <= g.leg_length_max_m for _, m in sent for v in m.data)
-    m = json.loads((out / "metrics.json").read_text())
-    loop = m["loop"]
-    assert loop["step_latency_p99_s"] == loop["step_latency_p99_s"] and loop["period_mean_s"] > 0, loop  # not NaN
-    types = [e["type"] for e in read_events(out)["events"]]
-    assert types.count("START") == 1, types
-
-
 @pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed"])
 def test_a_node_that_crashes_mid_run_aborts_it_and_the_platform_goes_safe(tmp_path, rths_cli, composed):
     """An uncaught error in the platform node's callback (injected): the node's own ABORT names it and the error,

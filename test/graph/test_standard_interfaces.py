@@ -18,6 +18,7 @@ from sensor_msgs.msg import JointState
 from test_safety import _assert_safe
 
 from rths_ros.app import scenario as scn
+from rths_ros.app.run_status import read_events
 from rths_ros.bag import read_bag
 from rths_ros.drivers.ros2_control import joint_order
 from rths_ros.params import ParameterError
@@ -156,6 +157,18 @@ def test_contact_1d_runs_stable_through_a_ros2_control_rig(tmp_path, rths_cli):
     assert metrics["e_track_rel"] < 0.2, metrics["e_track_rel"]
     forces = [m.force[0] for _, m in topics["/rths/interface_force"]]
     assert max(abs(f) for f in forces) > 1.0          # the specimen was loaded through the driver's wrench
+    # the bring-up: the plant's pre-flight passed before and after the ramp to the start pose, one START, the loop
+    # statistics come from this plant, and the bag holds what went to the controller, all inside the stroke
+    plant = json.loads((out / "timing" / "ros2_control_plant.json").read_text())
+    assert [(x["stage"], x["ok"]) for x in plant["preflight"]] == [("before the ramp to the start pose", True),
+                                                                     ("after the ramp to the start pose", True)]
+    assert [e["type"] for e in read_events(out)["events"]].count("START") == 1
+    loop = metrics["loop"]
+    assert loop["step_latency_p99_s"] == loop["step_latency_p99_s"] and loop["period_mean_s"] > 0, loop  # not NaN
+    g = s.platform.geometry
+    sent = topics[s.ros2_control.command_topic]
+    assert len(sent) > s.steps // 2
+    assert all(g.leg_length_min_m <= v <= g.leg_length_max_m for _, m in sent for v in m.data)
 
 
 def test_an_abort_ramps_a_ros2_control_rig_to_the_safe_pose(tmp_path):
