@@ -46,7 +46,12 @@ from rths_ros.core.platform.safety import (
     safe_pose_lengths,
     start_pose_ramp,
 )
-from rths_ros.drivers.ros2_control import joint_order, lengths_from_positions, positions_from_lengths
+from rths_ros.drivers.ros2_control import (
+    joint_order,
+    lengths_from_positions,
+    positions_from_lengths,
+    velocities_from_joint_velocities,
+)
 from rths_ros.msg import LegCommand, LegState, TestEvent
 from rths_ros.runtime.beat import BeatNode
 from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
@@ -87,6 +92,7 @@ class Ros2ControlPlantNode(BeatNode):
         self.preflight_hint = ("check ros2_control.joint_names, joint_offsets_m, joint_scales and joint_signs "
                                "(docs/hardware.md); `rths commission` moves each leg alone")
         self.sent_outside = 0           # commands that failed the stroke check in send(): never sent
+        self._joint_gain = velocities_from_joint_velocities(np.ones(6), p)    # sign * scale per joint
         self._prep_timer = self.create_timer(0.02, self._prepare)
 
     # the rig's side ------------------------------------------------------------------------------
@@ -103,9 +109,8 @@ class Ros2ControlPlantNode(BeatNode):
             return
         o = self._order
         pos, vel, eff = msg.position, msg.velocity, msg.effort
-        p = self.p
-        lengths = lengths_from_positions([pos[i] for i in o], p)
-        gain = np.asarray(p.joint_signs, dtype=float) * np.asarray(p.joint_scales, dtype=float)
+        lengths = lengths_from_positions([pos[i] for i in o], self.p)
+        gain = self._joint_gain
         velocities = gain * np.array([vel[i] for i in o], dtype=float) if len(vel) == len(names) else np.zeros(6)
         efforts = np.array([eff[i] for i in o], dtype=float) if len(eff) == len(names) else np.zeros(6)
         self.joints = (np.asarray(lengths, dtype=float), velocities, efforts, time.monotonic_ns())
