@@ -31,7 +31,31 @@ from rths_ros.params import build, to_dict
 
 RECORD_TOPIC = "/rths/rig_record"
 
-__all__ = ["RecordingRig", "ReplayRig", "RECORD_TOPIC"]
+__all__ = ["RecordingRig", "ReplayRig", "RigWire", "RECORD_TOPIC"]
+
+
+class RigWire:
+    """The rig's wire messages as CDR bytes: a command row (``std_msgs/Float64MultiArray`` of joint positions) and a
+    joint state (``sensor_msgs/JointState`` stamped ``t_ns``, named ``names``), for bags of rig sessions."""
+
+    def __init__(self):
+        ts = self.ts = typestore()
+        self._fma = ts.types["std_msgs/msg/Float64MultiArray"]
+        self._layout = ts.types["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0)
+        self._js = ts.types["sensor_msgs/msg/JointState"]
+        self._header = ts.types["std_msgs/msg/Header"]
+        self._time = ts.types["builtin_interfaces/msg/Time"]
+
+    def command(self, q) -> bytes:
+        return self.ts.serialize_cdr(self._fma(layout=self._layout, data=np.array(q, dtype=float)),
+                                     "std_msgs/msg/Float64MultiArray")
+
+    def joint_state(self, t_ns: int, names, position, velocity, effort) -> bytes:
+        sec, nsec = divmod(int(t_ns), 1_000_000_000)
+        msg = self._js(header=self._header(stamp=self._time(sec=sec, nanosec=nsec), frame_id=""), name=list(names),
+                       position=np.array(position, dtype=float), velocity=np.array(velocity, dtype=float),
+                       effort=np.array(effort, dtype=float))
+        return self.ts.serialize_cdr(msg, "sensor_msgs/msg/JointState")
 
 
 class RecordingRig:
@@ -59,12 +83,7 @@ class RecordingRig:
         """The session as a new rosbag2 directory at ``path`` (module doc)."""
         path = Path(path)
         p = scenario.ros2_control
-        ts = typestore()
-        fma = ts.types["std_msgs/msg/Float64MultiArray"]
-        layout = ts.types["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0)
-        js_t = ts.types["sensor_msgs/msg/JointState"]
-        header_t = ts.types["std_msgs/msg/Header"]
-        time_t = ts.types["builtin_interfaces/msg/Time"]
+        wire = RigWire()
         gain = velocities_from_joint_velocities(np.ones(6), p)
         dt_ns = int(round(self.dt_s * 1e9))
         meta = {"kind": self.kind, "dt_s": self.dt_s, "ros2_control": to_dict(p), "calls": []}
@@ -84,13 +103,9 @@ class RecordingRig:
                 vel = data["velocities"] / gain
                 for k in range(len(q)):
                     t += dt_ns
-                    w.write_raw(p.command_topic, t, ts.serialize_cdr(fma(layout=layout, data=np.array(q[k])),
-                                                                     "std_msgs/msg/Float64MultiArray"))
-                    sec, nsec = divmod(t, 1_000_000_000)
-                    msg = js_t(header=header_t(stamp=time_t(sec=sec, nanosec=nsec), frame_id=""),
-                               name=list(p.joint_names), position=np.array(pos[k]), velocity=np.array(vel[k]),
-                               effort=np.zeros(6))
-                    w.write_raw(p.joint_state_topic, t + 1, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+                    w.write_raw(p.command_topic, t, wire.command(q[k]))
+                    w.write_raw(p.joint_state_topic, t + 1,
+                                wire.joint_state(t, p.joint_names, pos[k], vel[k], np.zeros(6)))
                 meta["calls"].append({"play": [rows, rows + len(q)]})
                 rows += len(q)
             w.write_msg(RECORD_TOPIC, "std_msgs/msg/String", t + dt_ns, string_msg(json.dumps(meta)))

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rths_ros.bag import SCENARIO_TOPIC, BagWriter, read_bag, string_msg, typestore
+from rths_ros.bag import SCENARIO_TOPIC, BagWriter, read_bag, string_msg
 from rths_ros.drivers.ros2_control import (
     Ros2ControlParams,
     joint_order,
@@ -39,6 +39,7 @@ from rths_ros.drivers.ros2_control import (
     positions_from_lengths,
 )
 from rths_ros.params import build, to_dict
+from rths_ros.runtime.rig_record import RigWire
 
 __all__ = ["EXCITATION_TOPIC", "PositionExcitationRig", "write_excitation_bag", "BagExcitationReplay",
            "find_excitation_bag"]
@@ -169,12 +170,7 @@ def write_excitation_bag(path, scenario, params, excitation: PositionExcitationR
     """Write the bands ``excitation`` ran as a rosbag2 (MCAP) at ``path`` (a new directory; module doc)."""
     path = Path(path)
     p = scenario.ros2_control
-    ts = typestore()
-    fma = ts.types["std_msgs/msg/Float64MultiArray"]
-    layout = ts.types["std_msgs/msg/MultiArrayLayout"](dim=[], data_offset=0)
-    js_t = ts.types["sensor_msgs/msg/JointState"]
-    header_t = ts.types["std_msgs/msg/Header"]
-    time_t = ts.types["builtin_interfaces/msg/Time"]
+    wire = RigWire()
     meta = {"kind": "rths identify --ros2-control", "dt_s": excitation.dt_s,
             "current_lead_s": excitation.current_lead_s, "params": to_dict(params),
             "hold_lengths_m": [float(v) for v in excitation.hold], "ros2_control": to_dict(p),
@@ -193,14 +189,10 @@ def write_excitation_bag(path, scenario, params, excitation: PositionExcitationR
                                   "stalled_periods": b["stalled_periods"]})
             qpos = positions_from_lengths(b["commanded"], p)
             for k in range(b["n"]):
-                w.write_raw(p.command_topic, int(b["sent_ns"][k]),
-                            ts.serialize_cdr(fma(layout=layout, data=np.array(qpos[k])), "std_msgs/msg/Float64MultiArray"))
+                w.write_raw(p.command_topic, int(b["sent_ns"][k]), wire.command(qpos[k]))
                 stamp = int(b["stamps_ns"][k])
-                sec, nsec = divmod(stamp, 1_000_000_000)
-                msg = js_t(header=header_t(stamp=time_t(sec=sec, nanosec=nsec), frame_id=""), name=names,
-                           position=np.array(b["positions"][k]), velocity=np.array(b["joint_velocities"][k]),
-                           effort=np.array(b["efforts"][k]))
-                w.write_raw(p.joint_state_topic, stamp, ts.serialize_cdr(msg, "sensor_msgs/msg/JointState"))
+                w.write_raw(p.joint_state_topic, stamp, wire.joint_state(stamp, names, b["positions"][k],
+                                                                         b["joint_velocities"][k], b["efforts"][k]))
                 t = max(t, stamp, int(b["sent_ns"][k]))
             index += b["n"]
         w.write_msg(EXCITATION_TOPIC, "std_msgs/msg/String", t + 2, string_msg(json.dumps(meta)))
