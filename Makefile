@@ -1,6 +1,7 @@
 # rths_ros developer commands (Python venv route, no ROS 2 distribution needed). See docs/building.md.
 #   make run    set up the environment, then run the 1-D contact scenario into runs/contact_1d-<date>-<time>
 #   make test   set up the environment, then run the test suite
+#   make test-quick  the unit tests without the slow ones, on every core; make test-all adds the extended runs
 #   make setup  create/refresh .venv: pinned requirements, messages, editable install (incremental)
 #   make clean  remove build products (build/, caches); `make distclean` also removes .venv
 
@@ -11,17 +12,17 @@ VENV ?= $(CURDIR)/.venv
 PYTHON := $(VENV)/bin/python
 # Per-test limit (pytest-timeout) and a limit for the whole suite, in seconds.
 PYTEST_TIMEOUT_S ?= 300
-TEST_TIMEOUT_S ?= 3600
+TEST_TIMEOUT_S ?= 3300
 PYTEST_ARGS ?=
 
 # Keep DDS discovery on this machine unless the caller chose otherwise.
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 export RTHS_VENV := $(VENV)
 
-.PHONY: help setup run test clean distclean
+.PHONY: help setup run test test-all test-quick clean distclean
 
 help:
-	@sed -n '2,6p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@sed -n '2,7p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 setup:
 	bash scripts/setup_env.sh
@@ -29,31 +30,21 @@ setup:
 run: setup
 	$(VENV)/bin/rths run contact_1d
 
-# pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests
-# collected (treated as a failure). timeout(1) exits 124 when the suite ran out of time.
-# Interactive runs keep Ctrl-C working (--foreground); in CI (no terminal) timeout(1) owns a process
-# group, so a suite that overruns is stopped together with any processes it started.
-# Each run records its wall time and result in build/test_wall.json (reported by `rths bench`).
+# The suite in tiers (scripts/run_tests.sh, docs/building.md "Test tiers"): `make test` (CI) runs every test but
+# the extended ones, those that are not timing-sensitive on every core, then the timing-sensitive ones alone;
+# `make test-all` adds the extended tests; `make test-quick` runs the unit tests that are not slow. Each run records its wall time and result in build/test_wall.json (reported by
+# `rths bench`).
 test: setup
-	@set +e; \
-	fg=; if [ -t 0 ]; then fg=--foreground; fi; \
-	t0=$$(date +%s.%N); \
-	timeout $$fg --kill-after=30 $(TEST_TIMEOUT_S) \
-	  $(PYTHON) -m pytest test -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT_S) $(PYTEST_ARGS) </dev/null; \
-	rc=$$?; \
-	t1=$$(date +%s.%N); \
-	case $$rc in \
-	  5) echo "make test: pytest collected no tests" >&2; rc=1 ;; \
-	  124|137) echo "make test: the suite exceeded $(TEST_TIMEOUT_S) s and was stopped" >&2 ;; \
-	esac; \
-	mkdir -p build; \
-	$(PYTHON) -c 'import json, sys, time; t0, t1, rc, commit, args = sys.argv[1:]; \
-	  json.dump({"wall_s": round(float(t1) - float(t0), 3), "exit_code": int(rc), \
-	             "date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "commit": commit, "pytest_args": args.strip(), \
-	             "timeout_s": $(TEST_TIMEOUT_S)}, open("build/test_wall.json", "w"), indent=1)' \
-	  "$$t0" "$$t1" "$$rc" "$$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)" \
-	  "$(PYTEST_ARGS)" || echo "make test: could not write build/test_wall.json" >&2; \
-	exit $$rc
+	@PYTHON=$(PYTHON) TEST_TIMEOUT_S=$(TEST_TIMEOUT_S) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
+	  PYTEST_ARGS="$(PYTEST_ARGS)" bash scripts/run_tests.sh ci
+
+test-all: setup
+	@PYTHON=$(PYTHON) TEST_TIMEOUT_S=$$(( 3 * $(TEST_TIMEOUT_S) )) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
+	  PYTEST_ARGS="$(PYTEST_ARGS)" TEST_RECORD=build/test_all_wall.json bash scripts/run_tests.sh all
+
+test-quick: setup
+	@PYTHON=$(PYTHON) TEST_TIMEOUT_S=$(TEST_TIMEOUT_S) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
+	  PYTEST_ARGS="$(PYTEST_ARGS)" TEST_RECORD=build/test_quick_wall.json bash scripts/run_tests.sh quick
 
 clean:
 	rm -rf build .pytest_cache

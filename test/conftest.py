@@ -28,3 +28,139 @@ def rths(*args: str, timeout: float = 600, check: bool = False, env: dict | None
 @pytest.fixture
 def rths_cli():
     return rths
+
+
+# -- tiers ------------------------------------------------------------------------------------------------------
+# graph:  the test starts a ROS graph (node processes, a composed process, nodes on DDS in the test process) or
+#         `ros2 launch`: everything under test/graph and test/launch, and the modules of GRAPH_MODULES.
+# launch: the test runs `ros2 launch` (everything under test/launch).
+# serial: the test measures time or runs in realtime (deadlines, watchdogs of a fraction of a second, signals
+#         after a sleep): it runs alone, after the rest (SERIAL: a module, or the named tests of a module).
+# slow:   a unit test that takes long on a 2-core machine (SLOW); `make test-quick` leaves it out.
+# `make test` runs everything not serial on every core (pytest-xdist, one module per worker: a lockstep run is
+# deterministic whatever the load), then the serial tests one at a time; `make test-quick` runs what is neither
+# graph nor slow nor serial on every core.
+GRAPH_MODULES = {
+    "analysis/test_compare_twin.py", "analysis/test_face_rig.py", "analysis/test_face_workers_after_ros.py",
+    "analysis/test_qualify_ros2_control.py", "analysis/test_run_status.py", "runtime/test_forked.py",
+    "runtime/test_teardown_watchdog.py", "test_colcon_build.py",
+}
+ALL = None          # every test of the module
+SERIAL = {
+    "analysis/test_compare_twin.py": ALL,
+    "analysis/test_face_rig.py": {"test_a_short_realtime_face_sweep_on_the_emulated_ros2_control_rig_gives_a_verdict"},
+    "analysis/test_qualify_ros2_control.py": ALL,
+    "graph/test_bringup_graph.py": {"test_a_rig_that_reports_the_stroke_is_stopped_before_start_and_never_commanded",
+                                    "test_a_wrong_joint_name_ends_the_run_on_the_plants_own_message"},
+    "graph/test_commission.py": {"test_rths_commission_passes_a_correct_rig_and_writes_its_record",
+                                 "test_each_wiring_fault_of_the_emulated_rig_is_found_and_named",
+                                 "test_a_rig_reporting_the_stroke_is_refused_before_anything_moves_and_passes_once_mapped",
+                                 "test_the_twin_in_process_and_the_platform_link_pass_too"},
+    "graph/test_controllers_graph.py": {"test_realtime_composed_ilc_series_learns"},
+    "graph/test_foreign_publisher.py": ALL,
+    "graph/test_identify_ros2_control.py": {
+        "test_identification_over_ros2_control_and_from_its_bag_recovers_the_legs_within_5_percent",
+        "test_an_excitation_faster_than_the_legs_and_excitation_options_on_a_bag_are_refused"},
+    "graph/test_interrupt.py": ALL,
+    "graph/test_lifecycle.py": ALL,
+    "graph/test_linear_motor_graph.py": {"test_interface_gap_learner_keeps_up_in_realtime"},
+    "graph/test_live_view.py": ALL,
+    "graph/test_recorder_backpressure.py": ALL,
+    "graph/test_runtime_graph.py": {"test_killed_node_fails_the_run_fast_and_leaves_no_orphans", "test_ctrl_c_stops_every_node",
+                                    "test_realtime_smoke_reports_loop_statistics",
+                                    "test_emergency_stop_topic_aborts_the_run"},
+    "graph/test_safety.py": {"test_process_watch_reports_an_ended_node_process_of_the_run",
+                             "test_killed_numerical_node_is_seen_by_the_process_watch_and_the_platform_goes_safe",
+                             "test_killed_plant_is_named_and_the_others_stop_on_the_watchdog",
+                             "test_lost_force_message_in_lockstep_stalls_the_loop_and_the_watchdog_aborts",
+                             "test_realtime_tolerates_ten_percent_lost_force_messages_and_counts_them",
+                             "test_realtime_delay_spikes_are_counted_not_fatal_and_the_run_stays_on_track",
+                             "test_killed_recorder_leaves_a_readable_bag_up_to_the_last_flushed_chunk",
+                             "test_estop_service_aborts_and_the_platform_goes_safe"},
+    "graph/test_shaker_pair_graph.py": {"test_the_two_dof_learner_keeps_up_in_realtime"},
+    "graph/test_standard_interfaces.py": {"test_a_run_publishes_its_force_and_legs_in_standard_messages",
+                                          "test_contact_1d_runs_stable_through_a_ros2_control_rig",
+                                          "test_an_abort_ramps_a_ros2_control_rig_to_the_safe_pose",
+                                          "test_the_plant_maps_the_broadcasters_joints_by_name_and_names_a_missing_one",
+                                          "test_each_later_trial_starts_after_the_ramp_back_to_the_start_pose"},
+    "graph/test_stop_ordering.py": ALL,
+    "graph/test_stress.py": ALL,
+    "graph/test_watchdog.py": ALL,
+    "launch/test_launch_realtime_composed.py": ALL,
+    "launch/test_launch_ros2_control.py": ALL,
+    "launch/test_launch_start_failure.py": ALL,
+    "launch/test_ros2_cli.py": ALL,
+    "runtime/test_forked.py": ALL,
+    "runtime/test_teardown_watchdog.py": ALL,
+}
+# extended: long runs whose kind CI already covers with a shorter or sibling test (a scenario family's full-length
+# run through separate processes, a second `ros2 launch` of a family, the colcon build): `make test` leaves them out
+# to stay within CI's time on a 2-core machine, `make test-all` runs them too (docs/building.md "Test tiers").
+EXTENDED = {
+    "launch/test_launch_benchmark_building.py": ALL,
+    "launch/test_launch_compensation.py": ALL,
+    "launch/test_launch_coupled_beams.py": ALL,
+    "launch/test_launch_cubic_spring.py": ALL,
+    "launch/test_launch_cubic_spring_aff.py": ALL,
+    "launch/test_launch_dubois_damper.py": ALL,
+    "launch/test_launch_fe_beam.py": ALL,
+    "graph/test_shaker_pair_graph.py": {"test_coupled_beams_through_the_graph_reproduce_the_virtual_run_and_synchronise"},
+    "graph/test_linear_motor_graph.py": {"test_harmonic_aff_on_the_linear_motor_through_the_graph"},
+    "graph/test_benchmark_graph.py": {"test_a_users_controller_runs_in_the_graph", "test_two_identical_graph_runs_give_identical_j"},
+    "graph/test_gait_graph.py": {"test_reproducibility_over_three_noise_seeds"},
+    "test_colcon_build.py": ALL,
+}
+SLOW = {
+    "analysis/test_compare.py": ALL,
+    "analysis/test_dubois.py": ALL,
+    "analysis/test_face_cli.py": ALL,
+    "analysis/test_face_seed_gaps.py": ALL,
+    "analysis/test_qualify_cli.py": ALL,
+    "analysis/test_stability_cli.py": ALL,
+    "analysis/test_bartl_rigs.py": ALL,
+    "app/test_hostile_scenarios.py": {"test_every_generated_value_is_invalid_by_the_schema"},
+    "core/numerics/test_core_independent_integration.py": ALL,
+    "core/models/gait/test_gait_kernels.py": ALL,
+    "core/models/building/test_core_building_newmark.py": ALL,
+    "test_cli.py": ALL,
+    "test_geometry_cli.py": ALL,
+    "test_bench_summary.py": {"test_quick_summary_of_the_in_process_rows"},
+}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "graph: starts a ROS graph or ros2 launch")
+    config.addinivalue_line("markers", "launch: runs `ros2 launch`")
+    config.addinivalue_line("markers", "serial: measures time or runs in realtime; runs alone in `make test`")
+    config.addinivalue_line("markers", "slow: a long unit test, left out of `make test-quick`")
+    config.addinivalue_line("markers", "extended: a long run CI covers in kind; `make test-all` only")
+
+
+def _listed(table: dict, rel: str, name: str) -> bool:
+    if rel not in table:
+        return False
+    names = table[rel]
+    return names is ALL or name.split("[")[0] in names
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).resolve().parent
+    for item in items:
+        try:
+            rel = Path(str(item.fspath)).resolve().relative_to(here).as_posix()
+        except ValueError:
+            continue
+        top = rel.split("/")[0]
+        if top in ("graph", "launch") or rel in GRAPH_MODULES:
+            item.add_marker(pytest.mark.graph)
+        if top == "launch":
+            item.add_marker(pytest.mark.launch)
+        if _listed(SERIAL, rel, item.name):
+            item.add_marker(pytest.mark.serial)
+        if _listed(SLOW, rel, item.name):
+            item.add_marker(pytest.mark.slow)
+        if _listed(EXTENDED, rel, item.name):
+            item.add_marker(pytest.mark.extended)
+    # the long modules first (ros2 launch, then the other graphs): the parallel tier hands out whole modules in
+    # this order, so the short unit modules fill the gaps at the end instead of a launch test running alone
+    items.sort(key=lambda it: 0 if it.get_closest_marker("launch") else 1 if it.get_closest_marker("graph") else 2)

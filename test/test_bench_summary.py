@@ -14,6 +14,7 @@ from rths_ros.bench.summary import (
     SummaryOptions,
     markdown_summary,
     row_realtime,
+    rows_quick_tests,
     rows_run,
     rows_tests,
     run_summary,
@@ -22,7 +23,7 @@ from rths_ros.cli import main
 
 ROW_IDS = ["run.startup", "run.loop", "run.shutdown", "run.analysis", "run.whole", "composed", "vrths.contact_1d",
            "vrths.gait_vpp", "vrths.benchmark_building", "face.workers=1", "face.workers=2", "face.local:1",
-           "face.local:2", "realtime", "tests.wall", "tests.result"]
+           "face.local:2", "realtime", "tests.wall", "tests.result", "tests.quick_wall"]
 
 
 def check_rows(rows: list[dict]) -> None:
@@ -144,6 +145,8 @@ def test_realtime_and_test_record_rows():
     assert wall["met"] is True and result["met"] is False and "abc" in wall["detail"]
     wall, result = rows_tests(dict(rec, pytest_args="-k x", exit_code=0), None)
     assert wall["met"] is None and wall["shortened"] and result["met"] is True
+    (quick,) = rows_quick_tests(dict(rec, wall_s=95.0), None)
+    assert quick["met"] is False and "exit 1" in quick["detail"] and quick["limit"] == 90.0
 
 
 def test_quick_summary_of_the_in_process_rows(tmp_path):
@@ -165,6 +168,7 @@ def test_quick_summary_of_the_in_process_rows(tmp_path):
     assert by["face.workers=2"]["reason"] == "not selected"
     assert (tmp_path / "out" / "face" / "workers_1" / "face.json").is_file()
     assert by["tests.wall"]["measured"] == 512.5 and "0123abcd" in by["tests.wall"]["detail"]
+    assert by["tests.quick_wall"]["measured"] is None and "test_quick_wall.json" in by["tests.quick_wall"]["reason"]
     assert by["run.whole"]["reason"] == by["realtime"]["reason"] == "not selected (--only)"
     assert any(line.startswith("[1/3] ") for line in logs) and any(line.startswith("[3/3] ") for line in logs)
     md = markdown_summary(s, {"cores": 2}, "QUICK")

@@ -237,6 +237,11 @@ def default_test_record() -> Path | None:
     return REPO_ROOT / "build" / "test_wall.json" if (REPO_ROOT / "Makefile").is_file() else None
 
 
+def quick_test_record(test_record: Path | None) -> Path | None:
+    """``test_quick_wall.json`` (written by ``make test-quick``) beside the ``make test`` record."""
+    return Path(test_record).with_name("test_quick_wall.json") if test_record is not None else None
+
+
 def read_test_record(path: Path | None) -> dict | None:
     """The last ``make test`` record (wall_s, exit_code, date, commit, ...), or None when there is none."""
     if path is None:

@@ -36,6 +36,7 @@ RATES_HZ = (1000.0, 500.0, 250.0, 200.0, 100.0)
 #: targets: (op, limit)
 T_LOOP_X, T_STARTUP_S, T_ANALYSIS_S, T_WHOLE_S = 2.0, 3.0, 2.0, 8.0
 T_COMPOSED_X, T_VRTHS_X, T_FACE_S, T_TESTS_S = 5.0, 100.0, 10.0, 600.0
+T_QUICK_S = 90.0     # `make test-quick`, the tier a developer runs after every change
 
 
 @dataclass
@@ -240,6 +241,20 @@ def rows_tests(record: dict | None, path: Path | None, reason: str = "") -> list
                 command=cmd, detail=when + sub, target="0 (passed)", shortened=bool(args))]
 
 
+def rows_quick_tests(record: dict | None, path: Path | None, reason: str = "") -> list[dict]:
+    """The last `make test-quick` record (build/test_quick_wall.json): its wall time and exit code."""
+    cmd, what = "make test-quick", "quick test tier (make test-quick)"
+    if record is None:
+        why = reason or (f"no record at {path} (`make test-quick` writes it)" if path else "no source tree")
+        return [not_measured("tests.quick_wall", f"{what}: wall time", "s", why, op="<=", limit=T_QUICK_S,
+                             command=cmd)]
+    args = str(record.get("pytest_args") or "").strip()
+    when = f"last run {record.get('date', '?')} at commit {record.get('commit', '?')}, exit {record.get('exit_code')}"
+    sub = f"; a subset: PYTEST_ARGS={args}" if args else ""
+    return [row("tests.quick_wall", f"{what}: wall time", record["wall_s"], "s", op="<=", limit=T_QUICK_S,
+                command=cmd, detail=when + sub, shortened=bool(args), comparable=not args)]
+
+
 # ------------------------------------------------------------------------------------------------- running
 def _guard(fn, log):
     """(result, reason): the measurement's result, or None and the error's last line (logged in full)."""
@@ -324,8 +339,12 @@ def run_summary(opts: SummaryOptions, out: Path, log=print) -> dict:
         rec = measure.read_test_record(opts.test_record)
         raw["tests"] = rec
         rows += rows_tests(rec, opts.test_record)
+        quick = measure.quick_test_record(opts.test_record)
+        raw["tests_quick"] = measure.read_test_record(quick)
+        rows += rows_quick_tests(raw["tests_quick"], quick)
     else:
         rows += rows_tests(None, opts.test_record, skip)
+        rows += rows_quick_tests(None, None, skip)
     o = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(opts).items()}
     return {"options": o, "quick": opts.quick, "commit": measure.git_describe(), "wall_s": time.monotonic() - t_all,
             "rows": rows, "counts": counts(rows), "measurements": raw}

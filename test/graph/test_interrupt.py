@@ -25,6 +25,20 @@ from rths_ros.runner import wait_until_running
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _wait_for_steps(out: Path, steps: int, timeout_s: float) -> bool:
+    import time
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            nodes = json.loads((out / "progress.json").read_text()).get("nodes", {})
+        except (OSError, ValueError):
+            nodes = {}
+        if nodes and max(nodes.values()) >= steps:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path / "run"
     p = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out),
@@ -32,8 +46,8 @@ def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.CompletedProc
                          text=True, cwd=str(ROOT), stdin=subprocess.DEVNULL)
     try:
         assert wait_until_running(out, 120.0), "the run never started"
-        import time
-        time.sleep(1.0)
+        # interrupt mid-run: once the loop has stepped well past the start (the speed of the machine varies)
+        assert _wait_for_steps(out, 1000, 120.0), "the run made no progress"
         p.send_signal(sig)
         stdout, stderr = p.communicate(timeout=120)
     finally:

@@ -220,7 +220,8 @@ def physics(metrics: dict) -> dict:
 
 
 def rths_run_metrics(run: LaunchedRun, tmp: Path) -> dict:
-    """metrics.json of `rths run` of the same scenario with the same arguments."""
+    """metrics.json of `rths run` of the same scenario with the same arguments, in one composed process (in
+    lockstep the process layout changes nothing in the physics, and composed it takes a fraction of the time)."""
     cmd = [sys.executable, "-m", "rths_ros.cli", "run", run.scenario, "--out", str(tmp)]
     for o in run.overrides:
         cmd += ["--set", o]
@@ -228,8 +229,7 @@ def rths_run_metrics(run: LaunchedRun, tmp: Path) -> dict:
         cmd += ["--plant", str(run.args["plant"])]
     if run.args.get("mode"):
         cmd += ["--mode", str(run.args["mode"])]
-    if str(run.args.get("composed", "false")).lower() == "true":
-        cmd.append("--composed")
+    cmd.append("--composed")
     env = dict(os.environ)
     env.pop("ROS_DOMAIN_ID", None)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, stdin=subprocess.DEVNULL)
@@ -238,7 +238,8 @@ def rths_run_metrics(run: LaunchedRun, tmp: Path) -> dict:
 
 
 def assert_metrics_equal_rths_run(run: LaunchedRun) -> None:
-    """In lockstep a launched run and `rths run` of the same scenario give bit-identical physics metrics."""
+    """In lockstep a launched run (separate processes, as a user launches it) and `rths run --composed` of the
+    same scenario give bit-identical physics metrics."""
     launched = physics(json.loads((run.out / "metrics.json").read_text()))
     tmp = Path(tempfile.mkdtemp(prefix="rths_run_ref_"))
     try:
