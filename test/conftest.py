@@ -104,7 +104,10 @@ EXTENDED = {
     "launch/test_launch_cubic_spring_aff.py": ALL,
     "launch/test_launch_dubois_damper.py": ALL,
     "launch/test_launch_fe_beam.py": ALL,
-    "graph/test_shaker_pair_graph.py": {"test_coupled_beams_through_the_graph_reproduce_the_virtual_run_and_synchronise"},
+    # the realtime two-DoF learner needs a machine that keeps up with most of its 1 kHz steps: on a slow 2-core
+    # machine it catches about one step in eight and has not adapted after the 1 s run
+    "graph/test_shaker_pair_graph.py": {"test_coupled_beams_through_the_graph_reproduce_the_virtual_run_and_synchronise",
+                                        "test_the_two_dof_learner_keeps_up_in_realtime"},
     "graph/test_linear_motor_graph.py": {"test_harmonic_aff_on_the_linear_motor_through_the_graph"},
     "graph/test_benchmark_graph.py": {"test_a_users_controller_runs_in_the_graph", "test_two_identical_graph_runs_give_identical_j"},
     "graph/test_gait_graph.py": {"test_reproducibility_over_three_noise_seeds"},
