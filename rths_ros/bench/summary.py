@@ -224,6 +224,15 @@ def row_realtime(m: dict | None, opts: SummaryOptions, reason: str = "") -> dict
                detail=detail, shortened=opts.quick)
 
 
+def _record_detail(record: dict, with_exit: bool = False) -> tuple[str, str]:
+    """(PYTEST_ARGS of a test record, its detail: when, which commit, the subset if one)."""
+    args = str(record.get("pytest_args") or "").strip()
+    when = f"last run {record.get('date', '?')} at commit {record.get('commit', '?')}"
+    if with_exit:
+        when += f", exit {record.get('exit_code')}"
+    return args, when + (f"; a subset: PYTEST_ARGS={args}" if args else "")
+
+
 def rows_tests(record: dict | None, path: Path | None, reason: str = "") -> list[dict]:
     cmd = "make test"
     if record is None:
@@ -232,13 +241,11 @@ def rows_tests(record: dict | None, path: Path | None, reason: str = "") -> list
                              command=cmd),
                 not_measured("tests.result", "test suite (make test): exit code", "", why, op="==", limit=0,
                              command=cmd, target="0 (passed)")]
-    args = str(record.get("pytest_args") or "").strip()
-    when = f"last run {record.get('date', '?')} at commit {record.get('commit', '?')}"
-    sub = f"; a subset: PYTEST_ARGS={args}" if args else ""
+    args, detail = _record_detail(record)
     return [row("tests.wall", "test suite (make test): wall time", record["wall_s"], "s", op="<=", limit=T_TESTS_S,
-                command=cmd, detail=when + sub, shortened=bool(args), comparable=not args),
+                command=cmd, detail=detail, shortened=bool(args), comparable=not args),
             row("tests.result", "test suite (make test): exit code", record.get("exit_code"), "", op="==", limit=0,
-                command=cmd, detail=when + sub, target="0 (passed)", shortened=bool(args))]
+                command=cmd, detail=detail, target="0 (passed)", shortened=bool(args))]
 
 
 def rows_quick_tests(record: dict | None, path: Path | None, reason: str = "") -> list[dict]:
@@ -248,11 +255,9 @@ def rows_quick_tests(record: dict | None, path: Path | None, reason: str = "") -
         why = reason or (f"no record at {path} (`make test-quick` writes it)" if path else "no source tree")
         return [not_measured("tests.quick_wall", f"{what}: wall time", "s", why, op="<=", limit=T_QUICK_S,
                              command=cmd)]
-    args = str(record.get("pytest_args") or "").strip()
-    when = f"last run {record.get('date', '?')} at commit {record.get('commit', '?')}, exit {record.get('exit_code')}"
-    sub = f"; a subset: PYTEST_ARGS={args}" if args else ""
+    args, detail = _record_detail(record, with_exit=True)
     return [row("tests.quick_wall", f"{what}: wall time", record["wall_s"], "s", op="<=", limit=T_QUICK_S,
-                command=cmd, detail=when + sub, shortened=bool(args), comparable=not args)]
+                command=cmd, detail=detail, shortened=bool(args), comparable=not args)]
 
 
 # ------------------------------------------------------------------------------------------------- running
