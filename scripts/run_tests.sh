@@ -6,7 +6,7 @@
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
-# TEST_RECORD (the JSON record of the run; default build/test_wall.json).
+# TEST_RECORD (the JSON record of the run; default build/test_wall.json). Each tier prints its 25 slowest tests.
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
 # (a failure here). timeout(1) exits 124 when the suite ran out of time; it owns a process group in CI, so what a
 # test started is stopped with it. Interactive runs keep Ctrl-C working (--foreground).
@@ -41,7 +41,7 @@ for phase in "${phases[@]}"; do
   p0=$(date +%s.%N)
   # shellcheck disable=SC2086
   timeout $fg --kill-after=30 "$left" \
-    "$PYTHON" -m pytest test -q -p no:cacheprovider --timeout="$PYTEST_TIMEOUT_S" -m "$marks" "${par[@]}" \
+    "$PYTHON" -m pytest test -q -p no:cacheprovider --durations=25 --timeout="$PYTEST_TIMEOUT_S" -m "$marks" "${par[@]}" \
     $PYTEST_ARGS </dev/null
   prc=$?
   p1=$(date +%s.%N)

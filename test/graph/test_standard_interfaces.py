@@ -178,7 +178,7 @@ def test_contact_1d_runs_stable_through_a_ros2_control_rig(tmp_path, rths_cli):
 
 
 def test_an_abort_ramps_a_ros2_control_rig_to_the_safe_pose(tmp_path):
-    """A leg command beyond the stroke (injected after the platform's checks) is refused at the plant boundary;
+    """A leg command beyond the stroke (injected after the platform's checks) is never sent and ends the run;
     the ros2_control plant ramps the legs to the safe pose through the controller topic and reports SAFE."""
     s = scn.load("contact_1d", ["loop.duration_s=3.0", "faults.leg_command_offset_at_step=1000"] + ROS2_CONTROL,
                  "realtime", "ros2_control")
@@ -186,8 +186,16 @@ def test_an_abort_ramps_a_ros2_control_rig_to_the_safe_pose(tmp_path):
     r = run_scenario(s, out, progress=False)
     assert r.code == 1
     info = _assert_safe(s, out, plant="ros2_control_plant")
-    # realtime: the plant notes its own step when the ABORT arrives, a few steps either side of the command's
-    assert 990 <= info["abort_step"] <= 1100 and info["ramp_steps"] > 0, info
+    # the offset command is refused where it is made or at the plant boundary (never sent to the controller);
+    # the first fault names it
+    fault = read_events(out)["first_fault"]
+    assert "outside the stroke" in fault["reason"] or "injected leg command offset" in fault["reason"], fault
+    timing = json.loads((out / "timing" / "ros2_control_plant.json").read_text())
+    # realtime: each node counts its own steps; the fault comes at or after the command of step 1000 (how late
+    # depends on the machine's load, printed), and the plant's ramp starts from its own step at the ABORT
+    print(f"first fault at step {fault['step']} ({fault['node']}), plant ramp from step {info['abort_step']}, "
+          f"{timing.get('commands_not_sent')} commands not sent")
+    assert 990 <= fault["step"] <= info["abort_step"] and info["ramp_steps"] > 0, (fault, info)
 
 
 def test_the_plant_maps_the_broadcasters_joints_by_name_and_names_a_missing_one():
@@ -228,7 +236,9 @@ def test_the_plant_maps_the_broadcasters_joints_by_name_and_names_a_missing_one(
 def test_each_later_trial_starts_after_the_ramp_back_to_the_start_pose(tmp_path):
     """Two trials through the emulated rig: between them the plant ramps the legs back to the start pose through
     the controller topic (while it goes on reading the joint states), then the second trial runs its full length."""
-    s = scn.load("contact_1d", ["loop.duration_s=1.0", "loop.trials=2"] + ROS2_CONTROL, "realtime", "ros2_control")
+    # (the watchdogs of 0.5 s: the claim is the ramp between the trials; a stall of this busy machine is not)
+    s = scn.load("contact_1d", ["loop.duration_s=1.0", "loop.trials=2", "safety.watchdog_steps=500"] + ROS2_CONTROL,
+                 "realtime", "ros2_control")
     out = tmp_path / "trials"
     r = run_scenario(s, out, composed=True, progress=False)
     assert r.code == 0, r.message
