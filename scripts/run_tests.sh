@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # The test suite in tiers (docs/building.md "Test tiers"):
 #   scripts/run_tests.sh ci      every test but the extended ones: those not marked serial on every core
-#                                (pytest-xdist), then the serial ones alone (`make test`, CI)
+#                                (pytest-xdist, at nice $PAR_NICE), beside them the serial ones one at a time
+#                                at normal priority (`make test`, CI)
 #   scripts/run_tests.sh all     the same with the extended tests (`make test-all`)
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
-# TEST_RECORD (the JSON record of the run; default build/test_wall.json). Each tier prints its 25 slowest tests.
+# TEST_RECORD (the JSON record of the run; default build/test_wall.json; the serial tier's output goes to
+# test_serial.log beside it), PAR_NICE (default 10), TEST_OVERLAP (0: the tiers one after the other).
+# Each tier prints its 25 slowest tests; each has its own pytest temporary directory (removed
+# when every test passed).
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
 # (a failure here). timeout(1) exits 124 when the suite ran out of time; it owns a process group in CI, so what a
 # test started is stopped with it. Interactive runs keep Ctrl-C working (--foreground).
@@ -19,44 +23,83 @@ TEST_JOBS="${TEST_JOBS:-$(nproc)}"
 PYTEST_ARGS="${PYTEST_ARGS:-}"
 export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 
+# Each phase: "marks|workers|nice".  In ci and all the serial phase (realtime, timing) runs at normal priority
+# beside the parallel one, which runs at nice $PAR_NICE: the realtime tests idle most of the time (about 15 % of
+# one core), and when they do want the CPU the scheduler gives them about nine tenths of it; the parallel phase's
+# lockstep runs are deterministic whatever the load.  TEST_OVERLAP=0 runs the phases one after the other.
+PAR_NICE="${PAR_NICE:-10}"
+TEST_OVERLAP="${TEST_OVERLAP:-1}"
 case "$tier" in
-  ci)    phases=("not serial and not extended|$TEST_JOBS" "serial and not extended|1") ;;
-  all)   phases=("not serial|$TEST_JOBS" "serial|1") ;;
-  quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS") ;;
+  ci)    phases=("not serial and not extended|$TEST_JOBS|$PAR_NICE" "serial and not extended|1|0") ;;
+  all)   phases=("not serial|$TEST_JOBS|$PAR_NICE" "serial|1|0") ;;
+  quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS|0"); TEST_OVERLAP=0 ;;
   *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick)" >&2; exit 4 ;;
 esac
 
 fg=
 if [ -t 0 ]; then fg=--foreground; fi
 t0=$(date +%s.%N)
-rc=0
-walls=()
-for phase in "${phases[@]}"; do
-  marks="${phase%%|*}"
-  jobs="${phase##*|}"
+mkdir -p "$(dirname "$TEST_RECORD")"
+logdir="$(dirname "$TEST_RECORD")"
+tmpbase="$(mktemp -d "${TMPDIR:-/tmp}/rths-tests.XXXXXX")"      # the tiers' pytest temporary directories
+
+# run_phase INDEX: one pytest run of phases[INDEX] under the suite's remaining time; writes its exit code and wall
+# time to $logdir/.phase-INDEX
+run_phase() {
+  local phase="${phases[$1]}" marks jobs nice left par p0 p1 prc
+  marks="${phase%%|*}"; jobs="${phase#*|}"; nice="${jobs#*|}"; jobs="${jobs%%|*}"
   left=$("$PYTHON" -c "import sys,time; print(max(1, int($TEST_TIMEOUT_S - (time.time() - $t0))))")
   par=()
   if [ "$jobs" -gt 1 ]; then par=(-n "$jobs" --dist loadfile); fi
-  echo "== tier: -m \"$marks\"${par:+ on $jobs workers} (time left ${left} s)"
+  echo "== tier: -m \"$marks\"${par:+ on $jobs workers}${nice:+, nice $nice} (time left ${left} s)"
   p0=$(date +%s.%N)
   # shellcheck disable=SC2086
-  timeout $fg --kill-after=30 "$left" \
-    "$PYTHON" -m pytest test -q -p no:cacheprovider --durations=25 --timeout="$PYTEST_TIMEOUT_S" -m "$marks" "${par[@]}" \
+  timeout $fg --kill-after=30 "$left" nice -n "$nice" \
+    "$PYTHON" -m pytest test -q -p no:cacheprovider --basetemp="$tmpbase/phase-$1" --durations=25 \
+    --timeout="$PYTEST_TIMEOUT_S" -m "$marks" "${par[@]}" \
     $PYTEST_ARGS </dev/null
   prc=$?
   p1=$(date +%s.%N)
-  walls+=("$marks=$("$PYTHON" -c "print(round($p1 - $p0, 1))")")
   case $prc in
     0) ;;
     5) echo "run_tests.sh: pytest collected no tests for -m \"$marks\"" >&2; prc=1 ;;
     124|137) echo "run_tests.sh: the suite exceeded $TEST_TIMEOUT_S s and was stopped" >&2 ;;
   esac
+  echo "$prc $marks=$("$PYTHON" -c "print(round($p1 - $p0, 1))")" > "$logdir/.phase-$1"
+}
+
+rc=0
+walls=()
+if [ "$TEST_OVERLAP" = 1 ] && [ "${#phases[@]}" -eq 2 ]; then
+  # the serial phase in the background, its output kept in a log and printed when it ends
+  serial_log="$logdir/test_serial.log"
+  run_phase 1 >"$serial_log" 2>&1 &
+  serial_pid=$!
+  run_phase 0
+  wait "$serial_pid"
+  echo "== the serial tier's output ($serial_log):"
+  cat "$serial_log"
+  order=(0 1)
+else
+  order=()
+  for i in "${!phases[@]}"; do
+    run_phase "$i"
+    order+=("$i")
+    prc=1
+    if [ -f "$logdir/.phase-$i" ]; then read -r prc _ < "$logdir/.phase-$i"; fi
+    if [ "$prc" -eq 124 ] || [ "$prc" -eq 137 ]; then break; fi
+  done
+fi
+for i in "${order[@]}"; do
+  prc=1; wall="${phases[$i]%%|*}=0"
+  if [ -f "$logdir/.phase-$i" ]; then read -r prc wall < "$logdir/.phase-$i"; fi
+  walls+=("$wall")
   if [ "$prc" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=$prc; fi
-  if [ "$prc" -eq 124 ] || [ "$prc" -eq 137 ]; then break; fi
+  rm -f "$logdir/.phase-$i"
 done
+if [ "$rc" -eq 0 ]; then rm -rf "$tmpbase"; else echo "run_tests.sh: the tests' files are kept in $tmpbase" >&2; fi
 t1=$(date +%s.%N)
 echo "== $tier: $("$PYTHON" -c "print(round($t1 - $t0, 1))") s (${walls[*]}), exit $rc"
-mkdir -p "$(dirname "$TEST_RECORD")"
 "$PYTHON" - "$t0" "$t1" "$rc" "$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)" \
   "$PYTEST_ARGS" "$tier" "$TEST_TIMEOUT_S" "${walls[@]}" <<'EOF' || echo "run_tests.sh: could not write $TEST_RECORD" >&2
 import json, os, sys, time

@@ -106,8 +106,14 @@ else
   log "requirements: installing pinned versions"
   step_s=$SECONDS
   "$PY" -m pip install --progress-bar off -q -r requirements/build.txt -c requirements/constraints.txt
-  "$PY" -m pip install --progress-bar off -q -c requirements/constraints.txt \
-    -r requirements/ros.txt -r requirements/runtime.txt -r requirements/test.txt
+  # uv (pinned in build.txt) resolves and installs the same pinned set several times faster than pip; pip
+  # stays the route when uv is missing or fails (an index only pip is configured for, for example)
+  if ! { [ -x "$VENV/bin/uv" ] && "$VENV/bin/uv" pip install --quiet --python "$PY" -c requirements/constraints.txt \
+           -r requirements/ros.txt -r requirements/runtime.txt -r requirements/test.txt; }; then
+    [ -x "$VENV/bin/uv" ] && log "requirements: uv failed; installing with pip"
+    "$PY" -m pip install --progress-bar off -q -c requirements/constraints.txt \
+      -r requirements/ros.txt -r requirements/runtime.txt -r requirements/test.txt
+  fi
   stamp_write deps "$deps_key"
   log "requirements: installed ($((SECONDS - step_s)) s)"
 fi

@@ -33,10 +33,10 @@ def assert_graph_matches_virtual(bag: Path, name: str, rtol: float = 1e-9, overr
     return rec, s, v
 
 
-def run_scenario(name: str, out: Path, *sets: str) -> subprocess.CompletedProcess:
-    """`rths run NAME --out OUT [--set ...]` as a subprocess; asserts that it exits 0."""
+def run_scenario(name: str, out: Path, *sets: str, composed: bool = False) -> subprocess.CompletedProcess:
+    """`rths run NAME --out OUT [--composed] [--set ...]` as a subprocess; asserts that it exits 0."""
     root = Path(__file__).resolve().parents[1]
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", name, "--out", str(out)]
+    cmd = [sys.executable, "-m", "rths_ros.cli", "run", name, "--out", str(out)] + (["--composed"] if composed else [])
     for o in sets:
         cmd += ["--set", o]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)

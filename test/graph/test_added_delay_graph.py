@@ -1,4 +1,4 @@
-"""The commander's added delay through the ROS graph: a lockstep run with ``platform.commander.added_delay_steps``
+"""The commander's added delay through the ROS graph (the nodes composed in one process): a lockstep run with ``platform.commander.added_delay_steps``
 > 0 reproduces the in-process virtual run (the delay acts inside the stewart_platform node, on the same object),
 and the leg commands on /rths/leg_command are those of n steps earlier."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ SETS = ["loop.duration_s=2.0", "sim_plant.cascade.preset=PPI2", f"platform.comma
 
 def test_the_graph_with_an_added_delay_reproduces_the_virtual_run(tmp_path):
     out = tmp_path / "run"
-    run_scenario("contact_1d", out, *SETS)
+    run_scenario("contact_1d", out, *SETS, composed=True)
     rec, s, v = assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=SETS)
     assert s.platform.commander.added_delay_steps == N
     # the commands that left the node are the undelayed run's of N steps earlier

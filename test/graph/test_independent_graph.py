@@ -1,5 +1,5 @@
-"""Independent integration (seed 003) through the ROS graph: numerical.model = contact_1d_independent in separate
-processes (lockstep) against the in-process virtual run, and its fidelity against the conventional explicit-Euler
+"""Independent integration (seed 003) through the ROS graph: numerical.model = contact_1d_independent with the nodes
+composed in one process (lockstep; the separate processes are checked with contact_1d) against the in-process virtual run, and its fidelity against the conventional explicit-Euler
 coupling at the same model step."""
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def graph_run(tmp_path_factory):
     from pathlib import Path
     out = tmp_path_factory.mktemp(NAME) / "run"
     root = Path(__file__).resolve().parents[2]
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", NAME, "--out", str(out)],
+    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", NAME, "--composed", "--out", str(out)],
                        capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
     return out

@@ -1,5 +1,6 @@
-"""Command shaping (forward prediction, transfer-dynamics cancellation) through the ROS graph (separate processes,
-lockstep) against the in-process virtual run, and its effect on the tracking error of the contact test."""
+"""Command shaping (forward prediction, transfer-dynamics cancellation) through the ROS graph (the nodes composed in
+one process, lockstep; the separate processes of the same nodes are checked with contact_1d in
+test_contact1d_graph.py) against the in-process virtual run, and its effect on the tracking error of the contact test."""
 from __future__ import annotations
 
 import json
@@ -23,7 +24,7 @@ def graph_run(request, tmp_path_factory):
     name = request.param
     out = tmp_path_factory.mktemp(name) / "run"
     root = Path(__file__).resolve().parents[2]
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", name, "--out", str(out)],
+    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", name, "--composed", "--out", str(out)],
                        capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
     return name, out

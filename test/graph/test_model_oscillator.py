@@ -1,6 +1,6 @@
 """The fourth numerical model (docs/architecture.md, "Adding a numerical model"): the linear single-DoF oscillator
 exists only as one module in rths_ros/core/models/ and one line of the model table, and runs through the node graph
-(lockstep, separate processes) exactly like the in-process virtual run."""
+(lockstep, the nodes composed in one process) exactly like the in-process virtual run."""
 from __future__ import annotations
 
 import json
@@ -59,7 +59,7 @@ def test_the_table_line_is_all_the_scenario_needs():
 def graph_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("oscillator") / "run"
     root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out)]
+    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--composed", "--out", str(out)]
     for s in SETS:
         cmd += ["--set", s]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
