@@ -7,6 +7,7 @@
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
+# SERIAL_RERUNS (reruns of a failed serial test; default 1),
 # TEST_RECORD (the JSON record of the run; default build/test_wall.json; the serial tier's output goes to
 # test_serial.log beside it), PAR_NICE (default 10), TEST_OVERLAP (0: the tiers one after the other).
 # Each tier prints its 25 slowest tests; each has its own pytest temporary directory (removed
@@ -29,6 +30,9 @@ export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 # lockstep runs are deterministic whatever the load.  TEST_OVERLAP=0 runs the phases one after the other.
 PAR_NICE="${PAR_NICE:-10}"
 TEST_OVERLAP="${TEST_OVERLAP:-1}"
+# the serial tier reruns a failed test once (pytest-rerunfailures): a realtime run on a shared 2-core machine
+# now and then meets a stall of the machine; a test that fails twice fails, and each rerun is listed (R)
+SERIAL_RERUNS="${SERIAL_RERUNS:-1}"
 case "$tier" in
   ci)    phases=("not serial and not extended|$TEST_JOBS|$PAR_NICE" "serial and not extended|1|0") ;;
   all)   phases=("not serial|$TEST_JOBS|$PAR_NICE" "serial|1|0") ;;
@@ -51,6 +55,7 @@ run_phase() {
   left=$("$PYTHON" -c "import sys,time; print(max(1, int($TEST_TIMEOUT_S - (time.time() - $t0))))")
   par=()
   if [ "$jobs" -gt 1 ]; then par=(-n "$jobs" --dist loadfile); fi
+  if [[ "$marks" == serial* ]] && [ "$SERIAL_RERUNS" -gt 0 ]; then par=(--reruns "$SERIAL_RERUNS" -rR); fi
   echo "== tier: -m \"$marks\"${par:+ on $jobs workers}${nice:+, nice $nice} (time left ${left} s)"
   p0=$(date +%s.%N)
   # shellcheck disable=SC2086
