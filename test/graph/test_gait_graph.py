@@ -45,10 +45,11 @@ def test_graph_reproduces_the_virtual_run(graph_run):
 
 
 def test_thesis_configuration_scenario_through_the_graph_reproduces_the_virtual_run(tmp_path):
-    """gait_vpp_thesis (Table A.7 initial conditions, CoP shift) through the ROS graph in lockstep: the records
-    equal the in-process run to 1e-12, and the walker slows down and leans back (docs/gait.md)."""
+    """gait_vpp_thesis (Table A.7 initial conditions, CoP shift) through the ROS graph in lockstep (the nodes composed
+    in one process; gait_vpp runs through separate processes above): the records equal the in-process run to
+    1e-12, and the walker slows down and leans back (docs/gait.md)."""
     out = tmp_path / "thesis"
-    p = _run("run", "gait_vpp_thesis", "--out", str(out))
+    p = _run("run", "gait_vpp_thesis", "--composed", "--out", str(out))
     assert p.returncode == 0, p.stdout + p.stderr
     rec, s = gait_record_from_bag(out / "bag")
     v = run_virtual(s)
