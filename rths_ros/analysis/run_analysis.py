@@ -128,17 +128,23 @@ def record_from_bag(bag: Path) -> tuple[dict, scn.Scenario, dict]:
 
 def loop_stats(topics: dict, scenario: scn.Scenario, n: int) -> dict:
     """Loop statistics from the last LoopTiming of each node (the beat node, the run's plant, gives the end-to-end
-    latency and the deadline misses)."""
+    latency).  Realtime: a step a loop node served with a stale input (the plant without the step's leg command,
+    the ft_sensor without a new sample of its sensor driver, the numerical substructure with a message of a past
+    step) is a deadline miss of that node; ``deadline_miss_ratio`` is the worst node's share of the run's steps,
+    ``deadline_miss_node`` names it (each node's count is under ``nodes``).  Lockstep has no deadlines: 0."""
     last = {}
     for _, m in topics.get("/rths/timing", []):
         last[m.node] = m
     # the beat-setting plant of the run: the twin, the hardware driver or the ros2_control plant
     beat = last.get(scn.PLANT_NODE_OF.get(scenario.plant, "sim_plant"))
-    misses = int(beat.late_messages) if beat is not None else 0
+    ratios = ({name: int(m.late_messages) / n for name, m in last.items() if int(m.steps) > 0}
+              if n and scenario.loop.mode == "realtime" else {})
+    worst = max(sorted(ratios), key=ratios.get) if ratios else ""
     out = {
         "mode": scenario.loop.mode,
         "steps": int(n),
-        "deadline_miss_ratio": (misses / n) if (n and scenario.loop.mode == "realtime") else 0.0,
+        "deadline_miss_ratio": ratios[worst] if worst else 0.0,
+        "deadline_miss_node": worst,
         "step_latency_p50_s": float(beat.latency_p50_s) if beat is not None else float("nan"),
         "step_latency_p99_s": float(beat.latency_p99_s) if beat is not None else float("nan"),
         "step_latency_max_s": float(beat.latency_max_s) if beat is not None else float("nan"),
