@@ -55,8 +55,8 @@ run_phase() {
   left=$("$PYTHON" -c "import sys,time; print(max(1, int($TEST_TIMEOUT_S - (time.time() - $t0))))")
   par=()
   if [ "$jobs" -gt 1 ]; then par=(-n "$jobs" --dist loadfile); fi
+  echo "== tier: -m \"$marks\"${par:+ on $jobs workers}, nice $nice (time left ${left} s)"
   if [[ "$marks" == serial* ]] && [ "$SERIAL_RERUNS" -gt 0 ]; then par=(--reruns "$SERIAL_RERUNS" -rR); fi
-  echo "== tier: -m \"$marks\"${par:+ on $jobs workers}${nice:+, nice $nice} (time left ${left} s)"
   p0=$(date +%s.%N)
   # shellcheck disable=SC2086
   timeout $fg --kill-after=30 "$left" nice -n "$nice" \
