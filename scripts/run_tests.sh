@@ -54,7 +54,9 @@ run_phase() {
   marks="${phase%%|*}"; jobs="${phase#*|}"; nice="${jobs#*|}"; jobs="${jobs%%|*}"
   left=$("$PYTHON" -c "import sys,time; print(max(1, int($TEST_TIMEOUT_S - (time.time() - $t0))))")
   par=()
-  if [ "$jobs" -gt 1 ]; then par=(-n "$jobs" --dist loadfile); fi
+  # --no-loadscope-reorder: hand out the modules in test/conftest.py's order (the long ones first), not xdist's
+  # default of the modules with the most tests first (which left two long `ros2 launch` tests for the end)
+  if [ "$jobs" -gt 1 ]; then par=(-n "$jobs" --dist loadfile --no-loadscope-reorder); fi
   echo "== tier: -m \"$marks\"${par:+ on $jobs workers}, nice $nice (time left ${left} s)"
   if [[ "$marks" == serial* ]] && [ "$SERIAL_RERUNS" -gt 0 ]; then par=(--reruns "$SERIAL_RERUNS" -rR); fi
   p0=$(date +%s.%N)

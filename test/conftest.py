@@ -174,6 +174,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
         if _listed(EXTENDED, rel, item.name):
             item.add_marker(pytest.mark.extended)
-    # the long modules first (ros2 launch, then the other graphs): the parallel tier hands out whole modules in
-    # this order, so the short unit modules fill the gaps at the end instead of a launch test running alone
-    items.sort(key=lambda it: 0 if it.get_closest_marker("launch") else 1 if it.get_closest_marker("graph") else 2)
+    # the long modules first (ros2 launch, then the other graphs, then the slow unit modules): the parallel tier
+    # hands out whole modules in this order (scripts/run_tests.sh: --no-loadscope-reorder), so the short unit
+    # modules fill the gaps at the end instead of a launch test running alone
+    items.sort(key=lambda it: 0 if it.get_closest_marker("launch") else 1 if it.get_closest_marker("graph")
+               else 2 if it.get_closest_marker("slow") else 3)

@@ -88,6 +88,9 @@ def warm(scenario, node_modules: list[str]) -> None:
     load_type_supports()
     from rths_ros.app.vrths import VirtualRun
     VirtualRun(scenario)
+    if scenario.loop.mode == "realtime":       # the forked nodes skip their own warm-up (runtime.startup)
+        from rths_ros.runtime import startup
+        startup.warm_fast_path(scenario)
 
 
 class ForkedProcess:

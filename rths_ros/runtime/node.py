@@ -511,23 +511,6 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float, stop: Orderly
         raise CallbackCrash(crashed)
 
 
-def warm_fast_path(scenario, steps: int = 20) -> None:
-    """Step the scenario's fast-path objects (model, platform path, force path, plant, learners) ``steps`` steps in
-    this process before READY, on objects of their own.  The first call of a compiled kernel loads it from numba's
-    cache and the first call of some library functions imports their modules: 10-30 ms each, and in a realtime
-    run the first steps would pay them, in a composed process all in the plant's thread at step 0 (a stall of
-    over 0.1 s on a busy machine, which the watchdog rightly calls a fault).  A warm-up that fails leaves the run
-    as it was (the run's own objects are untouched)."""
-    import dataclasses
-
-    from rths_ros.app.vrths import VirtualRun
-    try:
-        loop = dataclasses.replace(scenario.loop, duration_s=steps * scenario.loop.dt_s, trials=1)
-        VirtualRun(dataclasses.replace(scenario, loop=loop), compiled=False).run()
-    except Exception:   # an optimisation only: the node's own objects are built and checked already
-        pass
-
-
 def make_executor(kind: str):
     """'events' (rclpy's EventsExecutor: callbacks dispatched from rmw events, far less Python per
     message) or 'single_threaded' (the classic wait-set executor)."""
@@ -575,7 +558,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
         for cls in node_classes:
             nodes.append(cls(scenario, out))
         if scenario.loop.mode == "realtime":
-            warm_fast_path(scenario)
+            startup.warm_fast_path(scenario)    # (a no-op in a process forked from a warmed runner)
         startup.mark("built")
         if warning:
             nodes[0].get_logger().warning(warning)

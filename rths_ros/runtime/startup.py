@@ -3,6 +3,9 @@ READY and received START (epoch seconds, ``time.time()``).
 
 They go into each node's ``timing/NODE.json`` under ``startup`` so that ``rths bench`` can break the
 wait before a run's first step into its parts.  Only the first occurrence of a mark counts.
+
+:func:`warm_fast_path` loads the fast path's kernels before READY in realtime runs (docs/performance.md, "The first
+steps of a realtime run"), once per process: a node process forked from a runner that did it starts warm.
 """
 from __future__ import annotations
 
@@ -65,3 +68,28 @@ def update_run_timing(out_dir, **phase_marks: float) -> dict:
     data.update({k: float(v) for k, v in phase_marks.items() if v is not None})
     path.write_text(json.dumps(data, indent=2, sort_keys=True))
     return data
+
+
+#: warm_fast_path ran in this process (or in the process this one was forked from)
+FAST_PATH_WARM = False
+
+
+def warm_fast_path(scenario, steps: int = 20) -> None:
+    """Step the scenario's fast-path objects (model, platform path, force path, plant, learners) ``steps`` steps in
+    this process, on objects of their own.  The first call of a compiled kernel loads it from numba's cache and the
+    first call of some library functions imports their modules: 10-30 ms each.  A realtime run would pay them in
+    its first steps, in a composed process all in the plant's thread at step 0 (a stall of over 0.1 s on a busy
+    machine, which the watchdog rightly calls a fault).  Once per process; a warm-up that fails leaves the run as it
+    was (the run's own objects are untouched)."""
+    global FAST_PATH_WARM
+    if FAST_PATH_WARM:
+        return
+    import dataclasses
+
+    from rths_ros.app.vrths import VirtualRun
+    try:
+        loop = dataclasses.replace(scenario.loop, duration_s=steps * scenario.loop.dt_s, trials=1)
+        VirtualRun(dataclasses.replace(scenario, loop=loop), compiled=False).run()
+        FAST_PATH_WARM = True
+    except Exception:   # an optimisation only: the node's own objects are built and checked already
+        pass
