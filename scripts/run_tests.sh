@@ -7,9 +7,9 @@
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
-# SERIAL_RERUNS (reruns of a failed serial test; default 1),
+# SERIAL_RERUNS (reruns of a failed test in make test / make test-all; default 1),
 # TEST_RECORD (the JSON record of the run; default build/test_wall.json; the serial tier's output goes to
-# test_serial.log beside it), PAR_NICE (default 10), TEST_OVERLAP (0: the tiers one after the other).
+# test_serial.log beside it), PAR_NICE (default 5), TEST_OVERLAP (0: the tiers one after the other).
 # Each tier prints its 25 slowest tests; each has its own pytest temporary directory (removed
 # when every test passed).
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
@@ -25,13 +25,14 @@ PYTEST_ARGS="${PYTEST_ARGS:-}"
 export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 
 # Each phase: "marks|workers|nice".  In ci and all the serial phase (realtime, timing) runs at normal priority
-# beside the parallel one, which runs at nice $PAR_NICE: the realtime tests idle most of the time (about 15 % of
-# one core), and when they do want the CPU the scheduler gives them about nine tenths of it; the parallel phase's
-# lockstep runs are deterministic whatever the load.  TEST_OVERLAP=0 runs the phases one after the other.
-PAR_NICE="${PAR_NICE:-10}"
+# beside the parallel one, which runs at nice $PAR_NICE (5: about three quarters of a contended core go to the
+# serial test, a quarter to the parallel tier, so neither starves; at nice 10 a `ros2 launch` of the parallel tier
+# once took over 90 s to start); the parallel phase's lockstep runs are deterministic whatever the load.  TEST_OVERLAP=0 runs the phases one after the other.
+PAR_NICE="${PAR_NICE:-5}"
 TEST_OVERLAP="${TEST_OVERLAP:-1}"
-# the serial tier reruns a failed test once (pytest-rerunfailures): a realtime run on a shared 2-core machine
-# now and then meets a stall of the machine; a test that fails twice fails, and each rerun is listed (R)
+# make test and make test-all rerun a failed test once (pytest-rerunfailures): the two tiers share a 2-core machine,
+# and a realtime run, or a start bounded by a wait, now and then meets a stall of the whole machine; a test that
+# fails twice fails, and each rerun is listed (R in the progress line, RERUN in the summary)
 SERIAL_RERUNS="${SERIAL_RERUNS:-1}"
 case "$tier" in
   ci)    phases=("not serial and not extended|$TEST_JOBS|$PAR_NICE" "serial and not extended|1|0") ;;
@@ -58,7 +59,7 @@ run_phase() {
   # default of the modules with the most tests first (which left two long `ros2 launch` tests for the end)
   if [ "$jobs" -gt 1 ]; then par=(-n "$jobs" --dist loadfile --no-loadscope-reorder); fi
   echo "== tier: -m \"$marks\"${par:+ on $jobs workers}, nice $nice (time left ${left} s)"
-  if [[ "$marks" == serial* ]] && [ "$SERIAL_RERUNS" -gt 0 ]; then par=(--reruns "$SERIAL_RERUNS" -rR); fi
+  if [ "$SERIAL_RERUNS" -gt 0 ] && [ "$tier" != quick ]; then par+=(--reruns "$SERIAL_RERUNS" -rR); fi
   p0=$(date +%s.%N)
   # shellcheck disable=SC2086
   timeout $fg --kill-after=30 "$left" nice -n "$nice" \
