@@ -166,6 +166,7 @@ class ClientGate:
 
 class LiveView(RthsNode):
     role = LIVE_NODE
+    fast_path = False
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)

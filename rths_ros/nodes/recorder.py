@@ -30,6 +30,7 @@ def _msg_class(type_name: str):
 
 class Recorder(RthsNode):
     role = "recorder"
+    fast_path = False
     QUIET_S = 0.5
     QUIET_REPORTED_S = 0.1
     FLUSH_S = 0.25

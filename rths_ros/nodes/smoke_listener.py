@@ -8,6 +8,7 @@ from rths_ros.runtime.node import RthsNode, node_main
 
 class SmokeListener(RthsNode):
     role = "smoke_listener"
+    fast_path = False
 
     def __init__(self, scenario, out_dir=None, context=None):
         super().__init__(scenario, out_dir, context)

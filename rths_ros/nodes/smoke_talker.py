@@ -19,6 +19,7 @@ from rths_ros.runtime.node import node_main, set_stamp, stamp_ns
 
 class SmokeTalker(BeatNode):
     role = "smoke_talker"
+    fast_path = False
     beat_inputs = ("/rths/interface_force",)
 
     def __init__(self, scenario, out_dir=None, context=None):

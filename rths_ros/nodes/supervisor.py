@@ -27,6 +27,7 @@ from rths_ros.runtime.topics import PLANT_PRODUCERS
 
 class Supervisor(RthsNode):
     role = "supervisor"
+    fast_path = False
     LEARNER_TIMEOUT_S = 60.0
 
     def __init__(self, scenario, out_dir=None, context=None):

@@ -153,15 +153,15 @@ class BeatNode(RthsNode):
         self.get_logger().error(reason)
         self.emit(TestEvent.ABORT, 0, reason)
         # before START the other nodes may not all listen yet: the node stays (at most PREFLIGHT_LINGER_S) until
-        # every node of the run subscribes to the events (transient-local: a late one still gets the ABORT) and
-        # acknowledged it, so the run ends on this reason and not on a start timeout
+        # every node of the run has subscribed to the events (transient-local: a late one still gets the ABORT) and
+        # acknowledged it, so the run ends on this reason and not on a start timeout.  The subscriptions are counted
+        # over the whole wait (events_readers_total): a node that starts late gets the ABORT at once and ends, so
+        # the run's nodes are seldom all subscribed at the same moment
         t0 = time.monotonic()
-        seen = [0]
 
         def linger() -> None:
-            n = len(self.scenario.run_nodes)
-            seen[0] = max(seen[0], self._events_pub.get_subscription_count())
-            heard = seen[0] >= n and self._events_pub.wait_for_all_acked(Duration(seconds=0.0))
+            heard = (self.events_readers_total >= len(self.scenario.run_nodes)
+                     and self._events_pub.wait_for_all_acked(Duration(seconds=0.0)))
             if heard or time.monotonic() - t0 > self.PREFLIGHT_LINGER_S:
                 timer.cancel()
                 self.publish_timing(final=True)

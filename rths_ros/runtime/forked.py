@@ -88,9 +88,10 @@ def warm(scenario, node_modules: list[str]) -> None:
     load_type_supports()
     from rths_ros.app.vrths import VirtualRun
     VirtualRun(scenario)
-    if scenario.loop.mode == "realtime":       # the forked nodes skip their own warm-up (runtime.startup)
-        from rths_ros.runtime import startup
-        startup.warm_fast_path(scenario)
+    from rths_ros.runtime import startup
+    problem = startup.warm_fast_path(scenario)      # the forked nodes skip their own warm-up (runtime.startup)
+    if problem:
+        print(f"rths run: warning: {problem}", file=sys.stderr)
 
 
 class ForkedProcess:

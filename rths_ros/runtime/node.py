@@ -33,7 +33,7 @@ from pathlib import Path
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.duration import Duration
-from rclpy.event_handler import SubscriptionEventCallbacks
+from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 
@@ -83,6 +83,9 @@ class RthsNode(Node):
     #: the node that owns the run's step counter (the plant): on SIGINT / SIGTERM it sends the ABORT, with the
     #: exact step (request_stop)
     sets_steps = False
+    #: the node steps the loop's fast path (model, platform, force, plant, learners): its process warms the fast
+    #: path's kernels before READY (runtime.startup.warm_fast_path); the recorder, supervisor and viewers do not
+    fast_path = True
 
     def __init__(self, scenario: scn.Scenario, out_dir: Path | None = None, context=None):
         super().__init__(self.role, context=context)
@@ -109,7 +112,12 @@ class RthsNode(Node):
         self._last_ack_step = 0
         self._t_start = time.monotonic()
         self._declare_scenario_parameters()
-        self._events_pub = self.create_publisher(TestEvent, "/rths/events", events_qos())
+        #: subscriptions of /rths/events this node's events publisher has ever matched (its own included): a node
+        #: that starts late, gets an ABORT from the transient-local history and ends at once still counts
+        self.events_readers_total = 0
+        self._events_pub = self.create_publisher(
+            TestEvent, "/rths/events", events_qos(),
+            event_callbacks=PublisherEventCallbacks(matched=self._on_events_matched))
         self.create_subscription(TestEvent, "/rths/events", self._on_event, events_qos())
         self._timing_pub = self.create_publisher(LoopTiming, "/rths/timing", diagnostics_qos())
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", diagnostics_qos())
@@ -127,6 +135,9 @@ class RthsNode(Node):
         self.create_timer(min(0.1, max(self._watch_limit_ns * 1e-9 / 5.0, 0.002)), self._check_watchdog)
 
     # -- parameters ------------------------------------------------------------------------
+    def _on_events_matched(self, info) -> None:
+        self.events_readers_total = max(self.events_readers_total, int(info.total_count))
+
     def _declare_scenario_parameters(self) -> None:
         """Expose the scenario as read-only ROS parameters (introspection with ros2 param)."""
         for key, value, desc in scenario_parameters(self.scenario):
@@ -557,8 +568,10 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     try:
         for cls in node_classes:
             nodes.append(cls(scenario, out))
-        if scenario.loop.mode == "realtime":
-            startup.warm_fast_path(scenario)    # (a no-op in a process forked from a warmed runner)
+        if any(cls.fast_path for cls in node_classes):
+            problem = startup.warm_fast_path(scenario)    # (a no-op in a process forked from a warmed runner)
+            if problem:
+                nodes[0].get_logger().warning(problem)
         startup.mark("built")
         if warning:
             nodes[0].get_logger().warning(warning)

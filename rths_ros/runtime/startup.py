@@ -74,16 +74,18 @@ def update_run_timing(out_dir, **phase_marks: float) -> dict:
 FAST_PATH_WARM = False
 
 
-def warm_fast_path(scenario, steps: int = 20) -> None:
+def warm_fast_path(scenario, steps: int = 20) -> str:
     """Step the scenario's fast-path objects (model, platform path, force path, plant, learners) ``steps`` steps in
-    this process, on objects of their own.  The first call of a compiled kernel loads it from numba's cache and the
-    first call of some library functions imports their modules: 10-30 ms each.  A realtime run would pay them in
-    its first steps, in a composed process all in the plant's thread at step 0 (a stall of over 0.1 s on a busy
-    machine, which the watchdog rightly calls a fault).  Once per process; a warm-up that fails leaves the run as it
-    was (the run's own objects are untouched)."""
+    this process, on objects of their own, before READY in every clock mode.  The first call of a compiled kernel
+    compiles it (a fresh installation: seconds for the gait model's kernels) or loads it from numba's cache, and the
+    first call of some library functions imports their modules: 10-30 ms each.  A run would pay them in its first
+    steps: in realtime a stall of over 0.1 s on a busy machine (in a composed process all in the plant's thread at
+    step 0), in lockstep, on a fresh installation under load, more than the 5 s lockstep watchdog before the first
+    leg command.  Once per process; a warm-up that fails leaves the run as it was (the run's own objects are
+    untouched) and returns why (the caller logs it), else ""."""
     global FAST_PATH_WARM
     if FAST_PATH_WARM:
-        return
+        return ""
     import dataclasses
 
     from rths_ros.app.vrths import VirtualRun
@@ -91,5 +93,6 @@ def warm_fast_path(scenario, steps: int = 20) -> None:
         loop = dataclasses.replace(scenario.loop, duration_s=steps * scenario.loop.dt_s, trials=1)
         VirtualRun(dataclasses.replace(scenario, loop=loop), compiled=False).run()
         FAST_PATH_WARM = True
-    except Exception:   # an optimisation only: the node's own objects are built and checked already
-        pass
+    except Exception as exc:   # an optimisation only: the node's own objects are built and checked already
+        return f"the warm-up of the fast path failed ({type(exc).__name__}: {exc}); its first steps may be slow"
+    return ""
