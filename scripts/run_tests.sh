@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The test suite in tiers (docs/building.md "Test tiers"):
-#   scripts/run_tests.sh ci      every test but the extended ones: those not marked serial on every core
-#                                (pytest-xdist), then the serial ones one at a time (`make test`, CI)
+#   scripts/run_tests.sh ci      every test but the extended ones: the graph tests not marked serial on every core
+#                                (pytest-xdist), then the serial ones one at a time with the unit tests beside them
+#                                at idle priority (`make test`, CI)
 #   scripts/run_tests.sh all     the same with the extended tests (`make test-all`)
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
 # SERIAL_RERUNS (reruns of a failed test in make test / make test-all; default 1),
-# TEST_RECORD (the JSON record of the run; default build/test_wall.json; the serial tier's output goes to
-# test_serial.log beside it), PAR_NICE (default 5), TEST_OVERLAP (1: the tiers side by side, below).
+# TEST_RECORD (the JSON record of the run; default build/test_wall.json; the unit tests' output goes to
+# test_unit.log beside it), PAR_NICE (nice of the graph tier; default 5), UNIT_BESIDE_SERIAL (default 1, below).
 # Each tier prints its 25 slowest tests; each has its own pytest temporary directory (removed
 # when every test passed).
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
@@ -23,21 +24,24 @@ TEST_JOBS="${TEST_JOBS:-$(nproc)}"
 PYTEST_ARGS="${PYTEST_ARGS:-}"
 export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 
-# Each phase: "marks|workers|nice".  The serial phase (realtime, timing) runs after the parallel one.
-# TEST_OVERLAP=1 runs it beside the parallel one instead (the parallel one at nice $PAR_NICE): on a 2-core machine
-# that saved about 200 s but starved one tier or the other (a realtime test's 1 kHz processes and clock busy-wait
-# take whole cores): at nice 10 a `ros2 launch` of the parallel tier did not start within 90 s, at nice 5 lockstep
-# graph runs of the parallel tier tripped their 5 s watchdogs.  It is kept for machines with more cores.
+# Each phase: "marks|workers|nice".  make test (ci) and make test-all (all) run the graph tests on every core first,
+# then the serial ones (realtime, timing) at normal priority and, beside them, the unit tests on every core at the
+# scheduler's idle priority ("idle": SCHED_IDLE, chrt --idle): a realtime test waking up takes the CPU from them at
+# once, and they use what the realtime tests leave idle (a realtime run is mostly waiting for its next step).
+# UNIT_BESIDE_SERIAL=0 runs the unit tests after the serial ones instead.
+# (Graph tests beside the serial ones were tried and dropped: on a 2-core machine, at nice 10 a `ros2 launch` of
+# the parallel tier did not start within 90 s, at nice 5 lockstep graph runs tripped their 5 s watchdogs.)
 PAR_NICE="${PAR_NICE:-5}"
-TEST_OVERLAP="${TEST_OVERLAP:-0}"
-# make test and make test-all rerun a failed test once (pytest-rerunfailures): the two tiers share a 2-core machine,
+UNIT_BESIDE_SERIAL="${UNIT_BESIDE_SERIAL:-1}"
+# make test and make test-all rerun a failed test once (pytest-rerunfailures): the tiers share a 2-core machine,
 # and a realtime run, or a start bounded by a wait, now and then meets a stall of the whole machine; a test that
 # fails twice fails, and each rerun is listed (R in the progress line, RERUN in the summary)
 SERIAL_RERUNS="${SERIAL_RERUNS:-1}"
 case "$tier" in
-  ci)    phases=("not serial and not extended|$TEST_JOBS|$PAR_NICE" "serial and not extended|1|0") ;;
-  all)   phases=("not serial|$TEST_JOBS|$PAR_NICE" "serial|1|0") ;;
-  quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS|0"); TEST_OVERLAP=0 ;;
+  ci)    phases=("graph and not serial and not extended|$TEST_JOBS|$PAR_NICE" "serial and not extended|1|0"
+                 "not graph and not serial and not extended|$TEST_JOBS|idle") ;;
+  all)   phases=("graph and not serial|$TEST_JOBS|$PAR_NICE" "serial|1|0" "not graph and not serial|$TEST_JOBS|idle") ;;
+  quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS|0") ;;
   *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick)" >&2; exit 4 ;;
 esac
 
@@ -58,11 +62,13 @@ run_phase() {
   # --no-loadscope-reorder: hand out the modules in test/conftest.py's order (the long ones first), not xdist's
   # default of the modules with the most tests first (which left two long `ros2 launch` tests for the end)
   if [ "$jobs" -gt 1 ]; then par=(-n "$jobs" --dist loadfile --no-loadscope-reorder); fi
-  echo "== tier: -m \"$marks\"${par:+ on $jobs workers}, nice $nice (time left ${left} s)"
+  local prio=(nice -n "$nice")
+  if [ "$nice" = idle ]; then prio=(chrt --idle 0); fi
+  echo "== tier: -m \"$marks\"${par:+ on $jobs workers}, ${prio[*]} (time left ${left} s)"
   if [ "$SERIAL_RERUNS" -gt 0 ] && [ "$tier" != quick ]; then par+=(--reruns "$SERIAL_RERUNS" -rR); fi
   p0=$(date +%s.%N)
   # shellcheck disable=SC2086
-  timeout $fg --kill-after=30 "$left" nice -n "$nice" \
+  timeout $fg --kill-after=30 "$left" "${prio[@]}" \
     "$PYTHON" -m pytest test -q -p no:cacheprovider --basetemp="$tmpbase/phase-$1" --durations=25 \
     --timeout="$PYTEST_TIMEOUT_S" -m "$marks" "${par[@]}" \
     $PYTEST_ARGS </dev/null
@@ -78,26 +84,30 @@ run_phase() {
 
 rc=0
 walls=()
-if [ "$TEST_OVERLAP" = 1 ] && [ "${#phases[@]}" -eq 2 ]; then
-  # the serial phase in the background, its output kept in a log and printed when it ends
-  serial_log="$logdir/test_serial.log"
-  run_phase 1 >"$serial_log" 2>&1 &
-  serial_pid=$!
-  run_phase 0
-  wait "$serial_pid"
-  echo "== the serial tier's output ($serial_log):"
-  cat "$serial_log"
-  order=(0 1)
-else
-  order=()
-  for i in "${!phases[@]}"; do
+order=()
+i=0
+while [ "$i" -lt "${#phases[@]}" ]; do
+  next=$((i + 1))
+  if [ "$UNIT_BESIDE_SERIAL" = 1 ] && [ "$next" -lt "${#phases[@]}" ] && [ "${phases[$next]##*|}" = idle ]; then
+    # the idle phase beside this one, its output kept in a log and printed when both ended
+    beside_log="$logdir/test_unit.log"
+    run_phase "$next" >"$beside_log" 2>&1 &
+    beside_pid=$!
+    run_phase "$i"
+    wait "$beside_pid"
+    echo "== the unit tests' output ($beside_log):"
+    cat "$beside_log"
+    order+=("$i" "$next")
+    i=$((next + 1))
+  else
     run_phase "$i"
     order+=("$i")
-    prc=1
-    if [ -f "$logdir/.phase-$i" ]; then read -r prc _ < "$logdir/.phase-$i"; fi
-    if [ "$prc" -eq 124 ] || [ "$prc" -eq 137 ]; then break; fi
-  done
-fi
+    i=$next
+  fi
+  prc=1
+  if [ -f "$logdir/.phase-${order[-1]}" ]; then read -r prc _ < "$logdir/.phase-${order[-1]}"; fi
+  if [ "$prc" -eq 124 ] || [ "$prc" -eq 137 ]; then break; fi
+done
 for i in "${order[@]}"; do
   prc=1; wall="${phases[$i]%%|*}=0"
   if [ -f "$logdir/.phase-$i" ]; then read -r prc wall < "$logdir/.phase-$i"; fi

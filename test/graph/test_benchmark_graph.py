@@ -65,7 +65,9 @@ def _rths(*args, timeout=900):
 @pytest.fixture(scope="module")
 def graph_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("building") / "run"
-    p = _rths("run", "benchmark_building", *SET, "--out", str(out))
+    # the nodes composed in one process (24 577 steps of 1/4096 s: 2.5 times faster than separate processes on
+    # a 2-core machine); the same run through separate processes is test_two_identical_graph_runs_give_identical_j
+    p = _rths("run", "benchmark_building", *SET, "--composed", "--out", str(out))
     assert p.returncode == 0, p.stdout + p.stderr
     return out
 
@@ -109,9 +111,9 @@ def test_graph_j_values_equal_the_core_run(graph_run):
 
 
 def test_two_identical_graph_runs_give_identical_j(graph_run, tmp_path):
-    """The same scenario again, all nodes in one process this time: every criterion is the same number."""
+    """The same scenario again, each node its own process this time: every criterion is the same number."""
     out = tmp_path / "again"
-    p = _rths("run", "benchmark_building", *SET, "--composed", "--out", str(out))
+    p = _rths("run", "benchmark_building", *SET, "--out", str(out))
     assert p.returncode == 0, p.stdout + p.stderr
     a = json.loads((graph_run / "metrics.json").read_text())
     b = json.loads((out / "metrics.json").read_text())
