@@ -260,11 +260,17 @@ print('[setup_env] ok: %d messages in rths_ros.msg, rths_ros.core from %s' % (le
 # ---------------------------------------------------------------------------------------------------
 # bytecode: every module of the venv and of this tree compiled once.  Where PYTHONDONTWRITEBYTECODE is set (as on
 # some CI machines) Python never writes the .pyc files itself, and each process compiled every module it imported
-# from source again: scipy, numba and matplotlib doubled the start of each node process (7.3 s instead of 3.4 s
-# for the imports of a node on a 2-core machine).  Up-to-date files are only checked (a second or two).
+# from source again: scipy, numba and matplotlib doubled the start of each node process (7.3 s instead of 2.1 s
+# for the imports of a node on a 2-core machine).  The venv's site-packages once after each change of what is
+# installed in it (about 20 s the first time); this tree at every set-up (up-to-date files are only checked).
 # ---------------------------------------------------------------------------------------------------
 step_s=$SECONDS
-"$PY" -m compileall -qq -j 0 "$SITE" "$REPO/rths_ros" "$REPO/test" >/dev/null 2>&1 || true
+site_key="$deps_key|$msgs_key|$package_key|${tooling_key:-}"
+if ! stamp_ok bytecode "$site_key"; then
+  "$PY" -m compileall -qq -j 0 "$SITE" >/dev/null 2>&1 || true
+  stamp_write bytecode "$site_key"
+fi
+"$PY" -m compileall -qq -j 0 "$REPO/rths_ros" "$REPO/test" >/dev/null 2>&1 || true
 log "bytecode: compiled ($((SECONDS - step_s)) s)"
 
 log "done in $((SECONDS - start_s)) s"

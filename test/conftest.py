@@ -138,6 +138,51 @@ SLOW = {
     "test_cli.py": ALL,
     "test_geometry_cli.py": ALL,
     "test_bench_summary.py": {"test_quick_summary_of_the_in_process_rows"},
+    # the unit tests that took 1.8 s or more each on a 2-core machine (make test-quick within 90 s; CI runs them)
+    "analysis/test_analysis_face.py": {
+        "test_face_12_1_4_magnitude",
+        "test_face_table_12_1",
+        "test_tau_fei_against_tau_add_from_the_shipped_sweep",
+    },
+    "analysis/test_analysis_gait.py": {"test_figures_and_animation"},
+    "analysis/test_analysis_metrics.py": {"test_plots_and_report"},
+    "analysis/test_benchmark_cli.py": {"test_perturbed_runs_with_a_user_controller"},
+    "analysis/test_harmonic_learning.py": {"test_fxlms_transient_cli_writes_table_and_plot"},
+    "app/test_controllers_rths.py": {
+        "test_ilc_fq12_diverges_at_about_5_hz_and_is_stopped",
+        "test_ilc_fq2_converges",
+        "test_ilc_with_npc_floor_prevents_normalisation_spikes",
+        "test_ilc_with_npc_is_stable_and_learns",
+        "test_npc_stabilises_d50_feedback_only_and_gp_sweep_trends",
+    },
+    "app/test_runtime_params.py": {
+        "test_cli_refuses_bad_scenario_with_clear_message",
+        "test_node_process_refuses_to_start_on_bad_value",
+    },
+    "core/learning/test_core_aff.py": {
+        "test_rths_a_fir_fitted_to_the_flight_phase_tracks_the_switch_below_0p1_mm_which_nlms_cannot_learn_in_time",
+    },
+    "core/methods/test_core_coupling.py": {
+        "test_delayed_model_inverse_with_forward_prediction_on_a_delayed_transfer_system",
+    },
+    "core/methods/test_core_linear_vrths.py": {"test_tau_fei_adapted_grows_one_to_one_with_tau_add"},
+    "core/methods/test_core_passivity.py": {"test_loop_without_damping_is_the_virtual_run"},
+    "core/methods/test_fxlms_transient.py": {"test_filter_length_sets_the_synchronisation"},
+    "core/models/bartl/test_beam_estimation.py": {"test_kalman_tracks_the_interface_force_at_the_default_q_and_r"},
+    "core/models/bartl/test_coupled_beams_scenario.py": {
+        "test_lms_01_at_320_hz_runs_away_and_aborts_while_rls_synchronises",
+        "test_the_default_scenario_synchronises_both_actuator_points",
+    },
+    "core/models/contact1d/test_core_independent_contact1d.py": {
+        "test_independent_integration_tracks_the_reference_better_than_explicit_euler",
+    },
+    "core/models/dubois/test_dubois_scenario.py": {
+        "test_every_controller_improves_on_the_pid_alone_and_the_delayed_ones_most",
+    },
+    "core/platform/test_interface_kernels.py": {"test_se3_product_and_motion_action_equal_pinocchio"},
+    "core/sysid/test_core_qualification.py": {"test_fit_on_stepped_sine_estimate"},
+    "core/sysid/test_core_sysid.py": {"test_sysid_recovers_table_4_1_within_5_percent"},
+    "test_launch_support.py": {"test_show_args_lists_every_argument_with_its_description"},
 }
 
 
