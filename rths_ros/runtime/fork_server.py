@@ -11,8 +11,10 @@ stdin and stdout:
 * ``{"spawn": MODULE, "argv": [...], "log": PATH, "env": {...}, "cwd": DIR}`` -> ``{"pid": PID}``
 * whenever a node process ends: ``{"exit": PID, "code": CODE}`` (negative: ended by that signal)
 
-The server ends when its stdin closes (the parent ended); its node processes carry ``PR_SET_PDEATHSIG`` and
-end with it.
+The server ends when its stdin closes (the parent ended, however); its node processes carry ``PR_SET_PDEATHSIG``
+and end with it.  The server itself does not: the kernel sends that signal when the parent *thread* that started
+the process ends, and the server is shared by every thread of the parent (two runs in two threads: the end of the
+first run's thread stopped the second run's nodes at once, "interrupted by SIGTERM").
 """
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ def _pdeathsig() -> None:
 def serve(stdin_fd: int = 0, stdout=None) -> int:
     """The server loop (in the server process)."""
     out = stdout or sys.stdout
-    _pdeathsig()        # the parent's end ends the server (its closed stdin does too)
+    # (no PR_SET_PDEATHSIG here: see the module doc; the parent's end closes stdin, which ends the server)
 
     def say(obj: dict) -> None:
         out.write(json.dumps(obj) + "\n")

@@ -156,6 +156,37 @@ def test_the_fork_server_starts_nodes_like_the_runner_does(tmp_path, fake_module
         srv.close()
 
 
+def test_the_fork_server_outlives_the_thread_that_started_it(tmp_path, fake_module):
+    """The server is shared by every thread of its parent: when the thread that started it (and used it) ends, the
+    server and the nodes it forked go on (the kernel's parent-death signal follows the starting thread: two runs in
+    two threads once lost the second run's nodes when the first run's thread ended)."""
+    import threading
+
+    from rths_ros.runtime.fork_server import ForkServer
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    held = {}
+
+    def start_and_use() -> None:
+        held["srv"] = srv = ForkServer(env)
+        held["first"] = _wait(srv.spawn(fake_module, ["--out", str(tmp_path)], tmp_path / "a.log", env,
+                                        str(tmp_path)))
+        held["long"] = srv.spawn(fake_module, ["--wait"], tmp_path / "b.log", env, str(tmp_path))
+
+    t = threading.Thread(target=start_and_use)
+    t.start()
+    t.join(120)
+    srv = held["srv"]
+    try:
+        assert held["first"] == 7
+        time.sleep(1.0)                            # a parent-death signal would have arrived by now
+        assert srv.alive() and held["long"].poll() is None, "the server or its node ended with the thread"
+        assert _wait(srv.spawn(fake_module, ["--out", str(tmp_path)], tmp_path / "c.log", env, str(tmp_path))) == 7
+        held["long"].send_signal(signal.SIGINT)
+        assert _wait(held["long"]) == -signal.SIGINT
+    finally:
+        srv.close()
+
+
 def test_the_parent_loads_every_type_support_a_node_needs_before_the_fork():
     """A forked node must not load a type-support library after the fork (the parent has native BLAS threads;
     such a load crashed a node at start-up).  In a fresh process with the node modules imported, loading leaves
