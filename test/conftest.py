@@ -84,6 +84,9 @@ SERIAL = {
                                           "test_the_plant_maps_the_broadcasters_joints_by_name_and_names_a_missing_one",
                                           "test_each_later_trial_starts_after_the_ramp_back_to_the_start_pose"},
     "graph/test_stop_ordering.py": ALL,
+    # a UDP link to the emulated controller, whose watchdog trips when the test is starved (it ran at idle
+    # priority beside the serial tier once and failed twice)
+    "core/sysid/test_core_sysid.py": {"test_identification_over_the_platform_link_equals_the_in_process_rig"},
     "graph/test_stress.py": ALL,
     "graph/test_watchdog.py": ALL,
     "launch/test_launch_realtime_composed.py": ALL,
