@@ -1,4 +1,4 @@
-"""``rths bartl cubic-spring`` and ``rths bartl beams``: the two physical experiments of seed 001 (Bartl, ch. 6) on
+"""``rths bartl cubic-spring`` and ``rths bartl beams``: the two physical experiments of Bartl 2019 (ch. 6) on
 their digital twins, with the harmonic AFF as the thesis ran it (docs/bartl_rigs.md).  Each command writes JSON,
 a Markdown table and plots into ``--out`` and prints the table."""
 from __future__ import annotations
@@ -140,13 +140,13 @@ def cmd_beams(a) -> int:
 
 def add_parsers(sub) -> None:
     """``rths bartl {cubic-spring,beams}`` on the ``rths`` parser's ``sub``."""
-    b = sub.add_parser("bartl", help="seed 001 ch. 6: the cubic-spring rig and the coupled cantilever beams as "
+    b = sub.add_parser("bartl", help="Bartl 2019 ch. 6: the cubic-spring rig and the coupled cantilever beams as "
                        "digital twins with the harmonic AFF (docs/bartl_rigs.md)")
     bs = b.add_subparsers(dest="rig", required=True)
     c = bs.add_parser("cubic-spring", help="§6.2: power-flow supervisor (Table 6.3) and PBC + AFF")
     c.add_argument("--study", choices=("supervisor", "combined", "all"), default="all")
     c.add_argument("--cases", default="10:10,20:40,30:40",
-                   help="FREQUENCY_HZ:AMPLITUDE_N pairs (default the seed's 10:10,20:40,30:40; 0.5-100 Hz, "
+                   help="FREQUENCY_HZ:AMPLITUDE_N pairs (default the thesis's 10:10,20:40,30:40; 0.5-100 Hz, "
                         "0.1-200 N)")
     c.add_argument("--t-adapt", type=float, default=10.0, help="seconds of adaptation after the 1 s identification "
                    "(2-600, default 10)")
@@ -162,11 +162,11 @@ def add_parsers(sub) -> None:
     m.add_argument("--harmonics", default="1,5,9", help="numbers of harmonics in W for the square wave (1-15)")
     m.add_argument("--square-hz", type=float, default=40.0, help="square-wave frequency (5-100 Hz, default 40)")
     m.add_argument("--t-id", type=float, default=5.0, help="identification time of the sine runs (0.2-60 s, "
-                   "default the seed's 5)")
+                   "default the thesis's 5)")
     m.add_argument("--square-t-id", type=float, default=20.0, help="identification time of the square-wave runs "
-                   "(0.2-60 s, default the seed's 20)")
+                   "(0.2-60 s, default the thesis's 20)")
     m.add_argument("--mu-ad", type=float, default=0.999, help="RLS forgetting factor of the square-wave adaptation "
-                   "(0.9-1, default the seed's 0.999)")
+                   "(0.9-1, default the thesis's 0.999)")
     m.add_argument("--t-adapt", type=float, default=5.0, help="adaptation time per run (0.5-120 s, default 5)")
     m.add_argument("--no-plots", action="store_true", help="tables and JSON only")
     m.add_argument("--out", help="output directory (default runs/bartl-beams-TIME)")

@@ -13,14 +13,14 @@
     rths reference SCENARIO [--set ...] [--out DIR] [--duration S] [--json]
                                                      the ideal-transfer-system reference solution, printed and plotted
     rths stability [--coupling displacement|force] [--phi P --kappa K --zeta-vir Z --zeta-exp Z] [--out DIR]
-                                                     seed 001's stability maps: Pade delay map, Routh-Hurwitz P-loop
+                                                     Bartl's (2019) stability maps: Pade delay map, Routh-Hurwitz P-loop
     rths interface-estimation [--rig {ts,beams}] [--q-force Q] [--r-scale R] [--duration S] [--seed N] [--out DIR] [--json]
-                                                     seed 001 §3.2: Kalman / inverse dynamics / projected forces
+                                                     Bartl 2019 §3.2: Kalman / inverse dynamics / projected forces
     rths aff-learning [--dt S,S,...] [--mu-id-rls M,M,...] [--out DIR]
-                                                     seed 001 §5.4.4's LMS vs RLS learning over sample times
-    rths fxlms-transient [--n-theta N,N,...]         seed 001 §5.5.2: FIR filtered-x LMS under random excitation
-    rths bartl cubic-spring|beams [--out DIR]        seed 001 ch. 6: the cubic-spring rig and the coupled beams
-    rths dubois qualify|test [--quick] [--out DIR]   seed 004: the damper rig's qualification and substructuring tests
+                                                     Bartl 2019 §5.4.4's LMS vs RLS learning over sample times
+    rths fxlms-transient [--n-theta N,N,...]         Bartl 2019 §5.5.2: FIR filtered-x LMS under random excitation
+    rths bartl cubic-spring|beams [--out DIR]        Bartl 2019 ch. 6: the cubic-spring rig and the coupled beams
+    rths dubois qualify|test [--quick] [--out DIR]   du Bois et al. 2010: the damper rig's qualification and substructuring tests
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths bench fe [--set runs=R steps=S ...]         per-step cost of the FE virtual parts (docs/fe_virtual_parts.md)
@@ -265,7 +265,7 @@ def cmd_check_ilc(a) -> int:
         print(json.dumps({k: v for k, v in r.items() if k != "curve"}, indent=2))
         return 0 if r["converges"] else 1
     il, c = s.ilc, s.sim_plant.cascade
-    print("ILC convergence condition (seed 000 eq. 6.18): peak of |Q(1 + S_f,in L)| over 0..100 Hz")
+    print("ILC convergence condition (Insam 2022 eq. 6.18): peak of |Q(1 + S_f,in L)| over 0..100 Hz")
     print(f"  models : leg 2 of Table 4.1, cascade {c.preset} (K_Pp={c.k_pp_per_s:g}, K_Pv={c.k_pv_a_s_per_m:g}, "
           f"K_Iv={c.k_iv_a_per_m:g}), contact-phase G_DYN with d_NUM={s.numerical.contact_1d.d_num_kg_per_s:g} kg/s")
     print(f"  ILC    : beta={il.beta_per_s:g} 1/s, gamma={il.gamma:g}, f_Q,cut={il.f_q_cut_hz:g} Hz "
@@ -315,7 +315,7 @@ def cmd_bench(a) -> int:
     from rths_ros import bench
     if a.what == "summary":            # every target of what users wait for (rths_ros/bench/summary.py)
         return bench.cmd_summary(a)
-    if a.what == "fe":                 # large FE virtual parts, seed 001 §2.4.5 (rths_ros/bench/fe.py)
+    if a.what == "fe":                 # large FE virtual parts, Bartl 2019 §2.4.5 (rths_ros/bench/fe.py)
         from rths_ros.bench.fe import cmd_fe
         return cmd_fe(a)
     out = Path(a.out) if a.out else _default_out("bench")

@@ -1,5 +1,5 @@
-"""``rths dubois qualify`` and ``rths dubois test``: the virtual substructured damper rig of seed 004 (du Bois,
-Titurus & Lieven, ISMA 2010), run in process (docs/dubois_rig.md).
+"""``rths dubois qualify`` and ``rths dubois test``: the virtual substructured damper rig of du Bois et al. 2010
+(ISMA 2010), run in process (docs/dubois_rig.md).
 
 * ``qualify`` - stepped-sine FRF surfaces of the transfer system (no damper, standard and large orifice), the four
   process models fitted to the standard damper and their open-loop verification; ``qualification.json`` and plots.
@@ -109,7 +109,7 @@ def cmd_test(a) -> int:
 
 def add_parsers(sub) -> None:
     """``rths dubois {qualify,test}`` on the ``rths`` parser's ``sub``."""
-    d = sub.add_parser("dubois", help="seed 004 substructured damper rig (virtual, in process): qualification and "
+    d = sub.add_parser("dubois", help="du Bois et al. 2010 substructured damper rig (virtual, in process): qualification and "
                        "the §4.5 substructuring tests; docs/dubois_rig.md")
     dsub = d.add_subparsers(dest="dubois_cmd", required=True, metavar="{qualify,test}")
 

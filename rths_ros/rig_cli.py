@@ -1,5 +1,5 @@
 """``rths identify`` and ``rths qualify``: identification and qualification of the transfer system (the
-platform's legs) on the digital twin or over the platform link (seed 000 §4.3.1; docs/identify.md)."""
+platform's legs) on the digital twin or over the platform link (Insam 2022 §4.3.1; docs/identify.md)."""
 from __future__ import annotations
 
 import sys
@@ -302,7 +302,7 @@ def cmd_qualify(a) -> int:
 
 def add_parsers(sub, scenario_args) -> None:
     """The two subcommands, on the ``rths`` parser's ``sub``; ``scenario_args`` adds SCENARIO and --set."""
-    idf = sub.add_parser("identify", help="closed-loop identification of the leg models (seed 000 Table 4.1)")
+    idf = sub.add_parser("identify", help="closed-loop identification of the leg models (Insam 2022 Table 4.1)")
     scenario_args(idf)
     rig = idf.add_mutually_exclusive_group()
     rig.add_argument("--twin", action="store_true", help="identify the digital twin's legs in process (default)")

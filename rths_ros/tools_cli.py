@@ -1,4 +1,4 @@
-"""``rths stability``, ``rths interface-estimation``, ``rths aff-learning`` and ``rths fxlms-transient``: the analysis tools of seed 001
+"""``rths stability``, ``rths interface-estimation``, ``rths aff-learning`` and ``rths fxlms-transient``: the analysis tools of Bartl 2019
 (Bartl's thesis) that need no scenario: the stability maps of feedback coupling (docs/stability.md), interface
 estimation through a transmission simulator (docs/interface_estimation.md) and the learning study of the
 harmonic AFF over sample times (docs/harmonic_aff.md)."""
@@ -118,7 +118,7 @@ def cmd_fxlms_transient(a) -> int:
     if not 10.0 <= a.periods <= 1e5:
         raise ParameterError(f"--periods: {a.periods!r}; expected [10, 100000]")
     out = _out(a, "fxlms-transient")
-    print(f"rths fxlms-transient: {len(lengths) + 1} runs of {a.periods:g} periods (seed 001 §5.5.2) ...", flush=True)
+    print(f"rths fxlms-transient: {len(lengths) + 1} runs of {a.periods:g} periods (Bartl 2019 §5.5.2) ...", flush=True)
     table, _ = run_study(base, lengths, out, progress=lambda m: print("  " + m, flush=True))
     print(table)
     print(f"  -> {out / 'fxlms_transient.json'}, fxlms_transient.png")
@@ -145,7 +145,7 @@ def add_parsers(sub) -> None:
     st.add_argument("--out", help="directory for stability.json and the plots (default runs/stability-TIME)")
     st.add_argument("--json", action="store_true", help="print stability.json instead of the summary")
     st.set_defaults(func=cmd_stability)
-    ie = sub.add_parser("interface-estimation", help="seed 001 §3.2: interface force and state through a "
+    ie = sub.add_parser("interface-estimation", help="Bartl 2019 §3.2: interface force and state through a "
                         "transmission simulator, augmented-state Kalman filter against inverse dynamics and projection")
     ie.add_argument("--rig", choices=("ts", "beams"), default="ts", help="ts: the §3.2 platform (default); beams: "
                     "the §6.1 beam rig's plate and shakers (docs/interface_estimation.md, 'On the beam rig')")
@@ -166,13 +166,13 @@ def add_parsers(sub) -> None:
                     "beam_interface_estimation.json/.md/.png (default runs/interface-estimation[-beams]-TIME)")
     ie.add_argument("--json", action="store_true")
     ie.set_defaults(func=cmd_interface_estimation)
-    al = sub.add_parser("aff-learning", help="seed 001 §5.4.4: LMS vs simultaneous-RLS learning of the harmonic "
+    al = sub.add_parser("aff-learning", help="Bartl 2019 §5.4.4: LMS vs simultaneous-RLS learning of the harmonic "
                         "AFF on the Table B.1 system, over sample times (docs/harmonic_aff.md)")
     al.add_argument("--dt", default="0.001,0.002,0.005", help="sample times in s (default 0.001,0.002,0.005)")
     al.add_argument("--mu-id-rls", default="0.99,0.999", help="RLS identification forgetting factors")
     al.add_argument("--out", help="directory for aff_learning.json/.md (default runs/aff-learning-TIME)")
     al.set_defaults(func=cmd_aff_learning)
-    fx = sub.add_parser("fxlms-transient", help="seed 001 §5.5.2: FIR filtered-x LMS coupling under random "
+    fx = sub.add_parser("fxlms-transient", help="Bartl 2019 §5.5.2: FIR filtered-x LMS coupling under random "
                         "excitation for several filter lengths (docs/harmonic_aff.md)")
     fx.add_argument("--n-theta", default="10,100,1000", help="filter lengths (default 10,100,1000)")
     fx.add_argument("--mu", type=float, default=0.01, help="normalised LMS gain (default 0.01)")

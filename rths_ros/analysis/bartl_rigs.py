@@ -1,4 +1,4 @@
-"""Studies of seed 001's two physical experiments on their digital twins (``rths bartl``; docs/bartl_rigs.md).
+"""Studies of Bartl's (2019) two physical experiments on their digital twins (``rths bartl``; docs/bartl_rigs.md).
 
 Cubic-spring rig (§6.2; :mod:`rths_ros.core.models.bartl.loop`):
 
@@ -296,7 +296,7 @@ def beam_measures(r: dict, rig: BeamRig, t_eval_s: float = BEAM_EVAL_S) -> dict:
 
 def beam_sync_study(freqs=(60.0, 320.0, 800.0), t_id_s: float = 5.0, t_adapt_s: float = 5.0, amp_n: float = 1.0,
                     rig: BeamRig | None = None, progress=None) -> tuple[list[dict], dict]:
-    """§6.1.2: one sine run per frequency (1 N at P by default; the seed gives no amplitude)."""
+    """§6.1.2: one sine run per frequency (1 N at P by default; the thesis gives no amplitude)."""
     rig = rig or build_rig()
     rows, recs = [], {}
     for f in freqs:

@@ -1,4 +1,4 @@
-"""``rths interface-estimation --rig beams``: the interface force and moment of seed 001's beam rig (§6.1) through its
+"""``rths interface-estimation --rig beams``: the interface force and moment of Bartl's (2019) beam rig (§6.1) through its
 transmission simulator, estimated by projected forces, inverse dynamics and the augmented-state Kalman filter
 (rths_ros.core.models.bartl.beam_estimation), with the Kalman filter over a grid of Q and R; JSON, Markdown table
 and plot."""
@@ -64,7 +64,7 @@ def check_grid(flag: str, values: tuple, lo: float, hi: float) -> tuple:
 
 def _doc(r: dict) -> dict:
     p = r["params"]
-    return {"rig": "beams (seed 001 §6.1)", "settings": {f.name: getattr(p, f.name) for f in dataclasses.fields(p)},
+    return {"rig": "beams (Bartl 2019 §6.1)", "settings": {f.name: getattr(p, f.name) for f in dataclasses.fields(p)},
             "channels": list(CHANNELS), "rms_truth": r["rms_truth"].tolist(),
             "rel_rms_error": {k: v.tolist() for k, v in r["rel_rms_error"].items()},
             "hf_noise": {k: v.tolist() for k, v in r["hf_noise"].items()},
@@ -135,7 +135,7 @@ def run_beam_report(p: BeamEstimationParams, out: Path, q_forces=DEFAULT_Q_FORCE
                     as_json: bool = False, progress=None) -> str:
     """Simulate, estimate, write beam_interface_estimation.json/.md/.png into ``out``; return the text to print."""
     say = progress or (lambda _m: None)
-    say(f"beam rig (seed 001 §6.1): {p.duration_s:g} s at 0.2 ms, TS '{p.ts_model}', {p.excitation} excitation; "
+    say(f"beam rig (Bartl 2019 §6.1): {p.duration_s:g} s at 0.2 ms, TS '{p.ts_model}', {p.excitation} excitation; "
         f"then the Kalman filter over {len(q_forces)} Q x {len(r_scales)} R ...")
     r = estimate_beam_interface(p, q_forces=tuple(q_forces), r_scales=tuple(r_scales), progress=say)
     out = Path(out)
@@ -149,7 +149,7 @@ def run_beam_report(p: BeamEstimationParams, out: Path, q_forces=DEFAULT_Q_FORCE
         return json.dumps(doc, indent=2)
     exc = (f"sines {p.amp_low_n:g} N at {p.f_low_hz:g} Hz + {p.amp_high_n:g} N at {p.f_high_hz:g} Hz per shaker"
            if p.excitation == "sine" else f"band-limited noise, {p.random_rms_n:g} N RMS below {p.random_band_hz:g} Hz")
-    head = (f"beam rig of seed 001 §6.1, TS '{p.ts_model}': {exc}; noise c_nf = {p.c_nf:g} N, c_nd = {p.c_nd:g} m, "
+    head = (f"beam rig of Bartl 2019 §6.1, TS '{p.ts_model}': {exc}; noise c_nf = {p.c_nf:g} N, c_nd = {p.c_nd:g} m, "
             f"c_na = {p.c_na:g} m/s^2")
     return (f"{head}\n{tables}\n  -> {out / 'beam_interface_estimation.json'}, beam_interface_estimation.md, "
             "beam_interface_estimation.png")

@@ -21,15 +21,15 @@ TABLE = (("max|e| [mm]", "max_abs_tracking_error_m", 1e3), ("e_track_rel", "e_tr
          ("peak F_d [N]", "peak_damping_force_n", 1.0), ("growth", "oscillation_growth_ratio", 1.0),
          ("stable", "stable", None))
 
-#: The NPC paper's setting (seed 002 §3): velocity feedforward on, both low passes 1/(0.01 s + 1).  Its rig
-#: made K_d = 50 kg/s unstable although VFF was on, which the thesis's rig (and the twin) does not (seed 000
+#: The NPC paper's setting (Insam et al. 2021 §3): velocity feedforward on, both low passes 1/(0.01 s + 1).  Its rig
+#: made K_d = 50 kg/s unstable although VFF was on, which the thesis's rig (and the twin) does not (Insam 2022
 #: §5.4.1); its Table 1 is missing.  An extra command delay of 8 ms gives the twin the paper's pattern
 #: (docs/passivity.md, "The NPC paper").
 NPC_PAPER = ["platform.commander.vff=true", "sim_plant.command_delay_steps=8",
              "passivity.t_error_s=0.01", "passivity.t_tot_s=0.01"]
 
-#: Predefined variant sets.  chapter8: the comparison of seed 000 ch. 8 (d_NUM = 50 kg/s, PPI2, NPC on in all
-#: variants); npc_kd and npc_gp: the K_d pattern and the G_P sweep of seed 002.
+#: Predefined variant sets.  chapter8: the comparison of Insam 2022 ch. 8 (d_NUM = 50 kg/s, PPI2, NPC on in all
+#: variants); npc_kd and npc_gp: the K_d pattern and the G_P sweep of Insam et al. 2021.
 PRESETS = {
     "chapter8": {
         "base": ["numerical.contact_1d.d_num_kg_per_s=50", "sim_plant.cascade.preset=PPI2", "passivity.enabled=true"],
@@ -41,12 +41,12 @@ PRESETS = {
             "VFF+ILC": ["platform.commander.vff=true", "ilc.enabled=true", "loop.trials={trials}"],
         },
     },
-    # seed 002 §3: K_d = 50 / 100 / 150 kg/s without NPC: unstable / transition / stable
+    # Insam et al. 2021 §3: K_d = 50 / 100 / 150 kg/s without NPC: unstable / transition / stable
     "npc_kd": {
         "base": NPC_PAPER + ["passivity.enabled=false"],
         "variants": {f"K_d={d}": [f"numerical.contact_1d.d_num_kg_per_s={d}"] for d in (50, 100, 150)},
     },
-    # seed 002 §3-4: G_P from 0 to 4000 kg/s in steps of 200, K_d = 50 kg/s
+    # Insam et al. 2021 §3-4: G_P from 0 to 4000 kg/s in steps of 200, K_d = 50 kg/s
     "npc_gp": {
         "base": NPC_PAPER + ["passivity.enabled=true", "numerical.contact_1d.d_num_kg_per_s=50"],
         "variants": {f"G_P={g}": [f"passivity.g_p_kg_per_s={g}"] for g in range(0, 4001, 200)},

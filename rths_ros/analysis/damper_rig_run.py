@@ -1,11 +1,11 @@
 """Analysis of a recorded run of the damper-rig family (numerical.model = dubois_damper; ``rths analyze RUN_DIR``,
-also run after ``rths run``): the measures of seed 004 §4.5 instead of the contact test's metrics.
+also run after ``rths run``): the measures of du Bois et al. 2010 §4.5 instead of the contact test's metrics.
 
 From the 1-D interface record: ``x2_num`` = the interface command (the numerical ``x2``), ``x2_phys`` = the LVDT
 (the interface state), the load cell (the measured force) and the demand (LegCommand ``length[0]``).  Over the last
 whole periods of the base excitation (at most 1 s, at most half the trial; the record before is the settling):
 
-* ``H`` = first-harmonic ratio x2_phys / x2_num (|H| and its phase; Fig. 13 of the seed);
+* ``H`` = first-harmonic ratio x2_phys / x2_num (|H| and its phase; Fig. 13 of the paper);
 * ``rms_over_noise`` = RMS(x2_phys - x2_num) / the LVDT noise standard deviation (Fig. 14; 1 = noise alone);
 * ``acceptable`` = ``|H - 1| <= 0.25`` (the tolerance of the rig study, ``rths dubois test``).
 
@@ -125,7 +125,7 @@ def _report(m: dict, s: scn.Scenario) -> list[str]:
     def f(key, fmt="{:.4g}"):
         v = m.get(key)
         return "n/a" if v is None else fmt.format(v)
-    lines = report_head("seed 004's substructured damper rig", s, m,
+    lines = report_head("du Bois et al.'s (2010) substructured damper rig", s, m,
                         f"Process model {m['process_model']}, base motion {m['amplitude_mm']:g} mm at "
                         f"{m['frequency_hz']:g} Hz, {m['steps']} steps ({m['duration_s']:.3f} s).")
     if "H_abs" in m:

@@ -1,4 +1,4 @@
-"""Studies on the virtual substructured damper rig of seed 004 (du Bois, Titurus & Lieven, ISMA 2010).
+"""Studies on the virtual substructured damper rig of du Bois et al. 2010.
 
 * :func:`qualification` - stepped-sine FRF surfaces (frequency x amplitude) of the transfer system with no
   damper, the standard and the large orifice (§2.2); the four process models fitted to the standard damper's
@@ -8,9 +8,9 @@
   frequency bands of one amplitude each, for no cancellation, forward prediction alone and the four inverse
   process models; per point the first-harmonic ratio of physical to numerical ``x2`` (Fig. 13) and the RMS of
   their difference normalised by the LVDT noise standard deviation (Fig. 14).  The delayed models use the
-  predictor of the tests (``T_s = 0.1 s``, ``n_s = 20``) and stop at 30 Hz as in the seed.
+  predictor of the tests (``T_s = 0.1 s``, ``n_s = 20``) and stop at 30 Hz as in the paper.
 * :func:`predictor_study` - the forward predictor against the time-shifted known sinusoid (Fig. 15).
-* :func:`evaluate` - every number and statement of the seed's §4.5 (and the rig facts it rests on) next to
+* :func:`evaluate` - every number and statement of the paper's §4.5 (and the rig facts it rests on) next to
   what the package gives.  The criteria (chosen before looking at the results) are in ``CRITERIA``.
 """
 from __future__ import annotations
@@ -273,7 +273,7 @@ def overlap_spread(sub: dict, mode: str) -> float:
 
 
 def summary(p: StudyParams, qual: dict, sub: dict, ver: dict, pred: dict) -> dict:
-    """The numbers :func:`evaluate` compares with the seed."""
+    """The numbers :func:`evaluate` compares with the paper."""
     lim = limits(p, sub, ver)
     band = {m: _mean_rms(sub, m, 0.0, 10.0) for m in sub}
     ratio = float((band["G1D"] + band["G2D"]) / (band["G1"] + band["G2"])) if all(
@@ -301,7 +301,7 @@ def _hz(v):
 
 
 def evaluate(p: StudyParams, s: dict, qual: dict) -> list[dict]:
-    """The seed's §4.5 numbers and statements (and the rig facts behind them) against ``summary`` ``s``."""
+    """The paper's §4.5 numbers and statements (and the rig facts behind them) against ``summary`` ``s``."""
     lim, rows = s["limits"], []
     poles = s["hybrid_poles"]
     modes = [q for q in poles if not q["real"]]
@@ -385,7 +385,7 @@ def evaluate(p: StudyParams, s: dict, qual: dict) -> list[dict]:
     rows.append(_row("predictor 0.01 s", "T_s = 0.01 s, n_s = 10 acceptable to about 40 Hz",
                      f"usable to {pu['best']:.1f} Hz", 25.0 <= pu["best"] <= 45.0, CRITERIA["predictor"]))
     rows.append(_row("8.6 Hz / 3.5 Hz", "example runs: G2 at 8.6 Hz (Fig. 12), damper model at 3.5 Hz (Fig. 10)",
-                     "trace_8p6hz.png, damper_3p5hz.png", "plot only", "the seed gives no numbers"))
+                     "trace_8p6hz.png, damper_3p5hz.png", "plot only", "the paper gives no numbers"))
     rows.append(_row("PID gains", "30 dB / 0.5 1/s / 0 s and 30 dB / 0.2 1/s / 3.6 ms", "not used", None,
                      "the transfer system is modelled by its closed-loop process model (docs/dubois_rig.md)"))
     rows.append(_row("40 Hz band", "strong ~40 Hz band at high amplitude (Fig. 5)", "no frame resonance modelled",

@@ -1,4 +1,4 @@
-"""``rths fxlms-transient``: seed 001 §5.5.2, the FIR filtered-x LMS coupling under random excitation for several
+"""``rths fxlms-transient``: Bartl 2019 §5.5.2, the FIR filtered-x LMS coupling under random excitation for several
 filter lengths (rths_ros.core.methods.fxlms_transient): the table of gaps, the synchronisation plot (y_EXP over
 y_VIR, Fig. 5.25) and the learning curves (Fig. 5.24)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gait analysis of a prosthetic-foot RTHS record (seed 000 Insam, ch. 15, ch. 17, fig. 16.3, figs. 17.1-17.4).
+"""Gait analysis of a prosthetic-foot RTHS record (Insam 2022, ch. 15, ch. 17, fig. 16.3, figs. 17.1-17.4).
 
 Input is a :class:`GaitRecord` of plain arrays (model frame: x forward, y up; SI units):
 

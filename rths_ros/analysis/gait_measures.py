@@ -1,4 +1,4 @@
-"""Gait measures of a VPP walking record (seed 000 §15.1 and ch. 17).
+"""Gait measures of a VPP walking record (Insam 2022 §15.1 and ch. 17).
 
 Input: a record dict as returned by :func:`rths_ros.core.models.gait.vpp.simulate` (arrays ``t``, ``y``, ``vx``,
 ``contact_l``/``contact_r``, ``grf_x_*``/``grf_y_*``, ``tau_*`` plus ``bw_n`` and ``l0_m``).

@@ -46,7 +46,7 @@ from rths_ros.core.models.gait.rths import cop_of, replay_model
 
 EVENT_DONE = 8
 
-#: seed 000 ch. 17 (RTHS with the 1C40 foot) and ch. 15 (human walking) values quoted in the report.  The thesis
+#: Insam 2022 ch. 17 (RTHS with the 1C40 foot) and ch. 15 (human walking) values quoted in the report.  The thesis
 #: calls 0.04 m the "amplitude" of the CoM height without defining it; it is compared with the peak-to-peak value.
 THESIS = {"com_peak_to_peak_m": 0.04, "stance_fraction_R": 0.85, "grf_y_first_peak_bw": 1.10,
           "grf_y_second_peak_bw": 1.10, "stride_duration_s": 0.6}

@@ -1,4 +1,4 @@
-"""``rths aff-learning``: seed 001 §5.4.4's LMS-vs-RLS learning study on the Table B.1 system, over sample times.
+"""``rths aff-learning``: Bartl 2019 §5.4.4's LMS-vs-RLS learning study on the Table B.1 system, over sample times.
 
 The thesis does not state the sample time of its chapter-5 simulations, and the outcome of this study depends on
 it: the LMS gains are per sample, and the RLS identification's forgetting factor ``mu_id,RLS`` sets a memory of

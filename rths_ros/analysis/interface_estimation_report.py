@@ -1,4 +1,4 @@
-"""``rths interface-estimation``: seed 001 §3.2's comparison of interface-force and -state estimators on the
+"""``rths interface-estimation``: Bartl 2019 §3.2's comparison of interface-force and -state estimators on the
 transmission-simulator experiment (rths_ros.core.sysid.ts_experiment), printed, written and plotted."""
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def run_report(p: TSExperiment, out: Path, as_json: bool = False) -> str:
     _plot(r, out / "interface_estimation.png")
     if as_json:
         return json.dumps(doc, indent=2)
-    head = (f"transmission simulator of seed 001 §3.2: F_A1 = {p.amplitude_n:g} N sin(2 pi {p.frequency_hz:g} Hz t), "
+    head = (f"transmission simulator of Bartl 2019 §3.2: F_A1 = {p.amplitude_n:g} N sin(2 pi {p.frequency_hz:g} Hz t), "
             f"{p.duration_s:g} s at dt = {p.dt_s:g} s; noise c_nf = {p.c_nf:g} N, c_nd = {p.c_nd:g} m, "
             f"c_na = {p.c_na:g} m/s^2; Kalman q_force = {p.q_force:g} N^2/s")
     return f"{head}\n{_table(r)}\n  -> {out / 'interface_estimation.json'}, interface_estimation.png"

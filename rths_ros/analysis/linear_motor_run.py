@@ -1,5 +1,5 @@
 """Analysis of a recorded run of the linear-motor family (numerical.model = cubic_spring; ``rths analyze RUN_DIR``,
-also run after ``rths run``): the synchronisation measures of seed 001 §6.2 instead of the contact test's metrics.
+also run after ``rths run``): the synchronisation measures of Bartl 2019 §6.2 instead of the contact test's metrics.
 
 The record is the 1-D interface record of the bag (:func:`rths_ros.analysis.run_analysis.record_from_bag`).  It is
 put into the layout of the in-process rig study (:func:`rths_ros.core.models.bartl.loop.simulate_cubic`, sample k
@@ -181,7 +181,7 @@ def _report(m: dict, s: scn.Scenario) -> list[str]:
     def f(key, fmt="{:.4g}"):
         v = m.get(key)
         return "n/a" if v is None else fmt.format(v)
-    lines = report_head("seed 001's cubic-spring rig on a linear motor", s, m,
+    lines = report_head("Bartl's (2019) cubic-spring rig on a linear motor", s, m,
                         f"{m['strategy']}, excitation {m['excitation_n']:g} N at {m['excitation_hz']:g} Hz, "
                         f"{m['steps']} steps ({m['duration_s']:.3f} s).")
     if "ratio" in m:

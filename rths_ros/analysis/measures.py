@@ -1,4 +1,4 @@
-"""Fidelity and accuracy measures of RTHS tests (seed 000, Insam, ch. 10 and §11.3).
+"""Fidelity and accuracy measures of RTHS tests (Insam 2022, ch. 10 and §11.3).
 
 Every function works on recorded arrays sampled at ``dt`` (z = commanded, z' = achieved interface
 displacement, forces in N).  Groups:

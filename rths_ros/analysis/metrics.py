@@ -1,4 +1,4 @@
-"""Fidelity measures of a 1-D contact RTHS run (Insam thesis, seed 000, §4.4 and ch. 5).
+"""Fidelity measures of a 1-D contact RTHS run (Insam thesis, Insam 2022, §4.4 and ch. 5).
 
 All functions work on a recorded run, indexed by the synchronisation step ``k`` (``t_k = k*dt``).
 The record is a mapping (or an object with attributes) of equally long arrays:
@@ -16,7 +16,7 @@ The record is a mapping (or an object with attributes) of equally long arrays:
 ``aborted``      optional flag, ``abort_reason`` optional text
 ``loop``         optional dict of loop timing (steps, deadline_miss_ratio, step_latency_p50_s, ...)
 
-Conventions (interface coordinate, seed 000 §4.1 as set by the project):
+Conventions (interface coordinate, Insam 2022 §4.1 as set by the project):
 
 * z is the displacement of the numerical mass from its initial rest position, positive up, z(0) = 0.
 * F_int is the force the numerical part exerts on the experimental part (tension of k_EXP positive);

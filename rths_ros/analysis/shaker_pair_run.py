@@ -1,5 +1,5 @@
 """Analysis of a recorded run of the two-shaker family (numerical.model = coupled_beams; ``rths analyze RUN_DIR``,
-also run after ``rths run``): the synchronisation measures of seed 001 §6.1 instead of the contact test's metrics.
+also run after ``rths run``): the synchronisation measures of Bartl 2019 §6.1 instead of the contact test's metrics.
 
 The record is the vector-interface record of the bag (:func:`rths_ros.analysis.vector_record.vector_record_from_bag`,
 width 2: the two actuator points).  It is put into the layout of the in-process rig study
@@ -167,7 +167,7 @@ def _report(m: dict, s: scn.Scenario) -> list[str]:
         v = m.get(key)
         return "n/a" if v is None else fmt.format(v)
     wave = "square wave" if m["square"] else "cosine"
-    lines = report_head("seed 001's coupled beams on two shakers", s, m,
+    lines = report_head("Bartl's (2019) coupled beams on two shakers", s, m,
                         f"Harmonic AFF ({m['aff_law']}, simultaneous identification {m['simultaneous_identification']}"
                         f", basis {m['aff_frequencies_hz']} Hz; identification {m['identification_s']:g} s), "
                         f"excitation {m['excitation_n']:g} N {wave} at {m['excitation_hz']:g} Hz, {m['steps']} steps "

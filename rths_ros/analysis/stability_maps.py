@@ -1,4 +1,4 @@
-"""``rths stability``: the stability maps of feedback-coupled tests (seed 001 ch. 4), printed and drawn.
+"""``rths stability``: the stability maps of feedback-coupled tests (Bartl 2019 ch. 4), printed and drawn.
 
 The numbers come from :mod:`rths_ros.core.methods.delay_stability`; this module evaluates them over grids and
 draws ``stability_map.png`` (the largest stable delay over the mass and stiffness ratios, first-order Padé, one
@@ -57,11 +57,11 @@ def _tau(v) -> str:
 
 def format_summary(s: dict) -> str:
     d, p = s["delay"], s["p_loop"]
-    lines = [f"{d['coupling']} control, pure delay (seed 001 §4.2.2): phi = m_VIR/m_EXP = {d['phi']:g}, "
+    lines = [f"{d['coupling']} control, pure delay (Bartl 2019 §4.2.2): phi = m_VIR/m_EXP = {d['phi']:g}, "
              f"kappa = k_VIR/k_EXP = {d['kappa']:g}, zeta_VIR = {d['zeta_vir']:g}, zeta_EXP = {d['zeta_exp']:g}",
              f"  largest stable delay tau (delay / coupled period), first-order Pade : {_tau(d['tau_max_pade'])}",
              f"  largest stable delay tau, exact delay (phase margin)             : {_tau(d['tau_crit_exact'])}",
-             f"proportional actuator loop, phi_EXP = 0 (seed 001 §4.2.3, Routh-Hurwitz): kappa_EXP = "
+             f"proportional actuator loop, phi_EXP = 0 (Bartl 2019 §4.2.3, Routh-Hurwitz): kappa_EXP = "
              f"{p['kappa_exp']:g}, kappa_ACT = {p['kappa_act']:g}, phi_ACT = {p['phi_act']:g}, zeta_VIR = "
              f"{p['zeta_vir']:g}, zeta_ACT = {p['zeta_act']:g}"]
     if not p["unstable_kappa_p"]:

@@ -1,16 +1,16 @@
-"""Qualification of the transfer system of a scenario on its digital twin (seed 004 §2.2, §3.1).
+"""Qualification of the transfer system of a scenario on its digital twin (du Bois et al. 2010 §2.2, §3.1).
 
 The transfer system seen by the numerical part is the chain interface command ``z`` -> platform commander
 (inverse kinematics) -> six legs under their cascade (the simulated plant, in process) -> measured leg lengths ->
 forward kinematics -> achieved interface position ``z'``.  :func:`interface_plant` wraps that chain as the
 ``simulate(u, dt) -> y`` plant of :func:`rths_ros.core.sysid.qualification.stepped_sine`; :func:`qualify` runs the
-stepped-sine test, a random-demand test (Welch PSD, seed 004: 8 Hamming segments) and fits the process models
+stepped-sine test, a random-demand test (Welch PSD, du Bois et al. 2010: 8 Hamming segments) and fits the process models
 G1, G1D, G2, G2D (:func:`rths_ros.core.sysid.qualification.fit_process_model`) that the transfer-dynamics
 cancellation stage (``platform.commander.coupling.tdc``) inverts.
 
 Only the contact test's chain is supported (``numerical.model`` contact_1d or contact_1d_newmark).
 
-Choices (the seed is silent): the test drives the first interface DoF (``z`` in the contact test) about the
+Choices (the source is silent): the test drives the first interface DoF (``z`` in the contact test) about the
 home pose; the demanded velocity is the backward difference of the demand; each test point starts from home
 with the plant reset (the noise seed of trial 0); the command shaping of the scenario is switched off unless
 ``with_coupling`` (then the result is the FRF of the compensated chain).  Amplitudes must keep the specimen
@@ -26,7 +26,7 @@ on the quasi-static part of the demand, so the model handed to the TDC stage has
 (``K = w0^2`` for G2).  The remaining parameters minimise ``sum w_i |H(j w_i) - G(j w_i)|^2`` with ``w_i`` the
 power of the scenario's own demand around ``f_i`` (Welch PSD of ``z_cmd`` of the feedback-only virtual run,
 integrated over the band each test frequency represents): this is the mean-square tracking error the model
-error leaves on that demand, i.e. the "time-domain error" of seed 004 for the signal of the test.
+error leaves on that demand, i.e. the "time-domain error" of du Bois et al. 2010 for the signal of the test.
 
 Tuning in the loop (:func:`qualify` with ``tune=True``): every fitted model (free and unit
 gain) is put into the TDC stage and every horizon of ``horizons_s`` into the prediction stage, and the

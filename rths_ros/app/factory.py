@@ -39,7 +39,7 @@ def build_numerical(s: Scenario) -> NumericalModel:
 
 
 def build_force_blend(s: Scenario):
-    """Seed 004 §4.4 force switch and power-discrepancy trip in the numerical node, or None: the family's
+    """du Bois et al. 2010 §4.4 force switch and power-discrepancy trip in the numerical node, or None: the family's
     (``FamilyParts.blend``; the contact test's when numerical.force_blend is on, the damper rig's always)."""
     make = FAMILY_PARTS[s.numerical.family].blend
     return None if make is None else make(s)
@@ -130,7 +130,7 @@ def _building_seed(s: Scenario, trial: int) -> int:
     return int(s.numerical.building.noise_seed) + int(trial)
 
 
-# --- the linear-motor rig (seed 001 §6.2) ---------------------------------------------------------------------------
+# --- the linear-motor rig (Bartl 2019 §6.2) ---------------------------------------------------------------------------
 def _actuator_path(s: Scenario) -> PlatformPath:
     from rths_ros.core.platform.linear_actuator import LinearActuatorPath
     return LinearActuatorPath(s.safety.interface_limit_m,
@@ -159,7 +159,7 @@ def _cubic_spring_seed(s: Scenario, trial: int) -> int:
     return int(s.numerical.cubic_spring.seed) + int(trial)
 
 
-# --- the damper rig (seed 004) ---------------------------------------------------------------------------------------
+# --- the damper rig (du Bois et al. 2010) ---------------------------------------------------------------------------------------
 def _damper_path(s: Scenario) -> PlatformPath:
     from rths_ros.core.models.dubois.rths import TdcShaper
     from rths_ros.core.platform.linear_actuator import LinearActuatorPath
@@ -178,7 +178,7 @@ def _damper_blend(s: Scenario):
     return DamperBlend(s.numerical.dubois_damper, s.loop.dt_s)
 
 
-# --- the coupled beams on two shakers (seed 001 §6.1) -----------------------------------------------------------------
+# --- the coupled beams on two shakers (Bartl 2019 §6.1) -----------------------------------------------------------------
 def _shaker_path(s: Scenario) -> PlatformPath:
     from rths_ros.core.models.bartl.beams_rths import ShakerPath
     return ShakerPath(s.safety.interface_limit_m, s.numerical.coupled_beams.force_limit_n)
@@ -205,7 +205,7 @@ def _leg_aff(s: Scenario):
     """The leg filters of the Stewart platform: FIR filtered-x LMS or the harmonic basis."""
     from rths_ros.core.learning.aff.fxlms import FxlmsAff
     home = StewartKinematics(s.platform.geometry).home_lengths
-    if s.aff.kind == "harmonic":     # seed 001: harmonic basis on the harmonics of the test frequency f_d
+    if s.aff.kind == "harmonic":     # Bartl 2019: harmonic basis on the harmonics of the test frequency f_d
         from rths_ros.core.learning.aff.harmonic_legs import HarmonicLegAff
         return HarmonicLegAff(s.aff, s.sim_plant.legs, s.sim_plant.cascade, s.platform.commander.vff,
                               s.loop.dt_s, home_lengths=home, f_d_hz=s.numerical.contact_1d.f_d_hz)

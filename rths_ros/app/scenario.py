@@ -111,20 +111,20 @@ class _NumericalSections:
     model: str = param("contact_1d", "", doc="numerical substructure model (the table of "
                        "rths_ros.core.models.registry): " + "; ".join(f"{k} = {e.doc}" for k, e in MODELS.items()),
                        choices=tuple(MODELS))
-    contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (seed 000 ch. 4)")
+    contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (Insam 2022 ch. 4)")
     newmark: NewmarkParams = param(NewmarkParams(), doc="Newmark scheme of numerical.model = contact_1d_newmark "
-                                   "(seed 001 §2.3)")
+                                   "(Bartl 2019 §2.3)")
     independent: IndependentContact1DParams = param(IndependentContact1DParams(), doc="multi-rate integration of "
                                                     "numerical.model = contact_1d_independent: slow explicit-Euler "
-                                                    "model, fast interface loop (seed 003)")
-    vpp: VppParams = param(VppParams(), doc="VPP gait model, amputee right leg (seed 000 ch. 15-16, Table A.7)")
+                                                    "model, fast interface loop (du Bois (IMAC, ch. 25))")
+    vpp: VppParams = param(VppParams(), doc="VPP gait model, amputee right leg (Insam 2022 ch. 15-16, Table A.7)")
     gait: GaitCommandParams = param(GaitCommandParams(), doc="initial conditions and swing policy of the gait "
                                     "interface command")
     building: BuildingScenarioParams = param(BuildingScenarioParams(), doc="servo-hydraulic building benchmark "
                                              "(Silva et al. 2020): structure, ground motion, transfer system, "
                                              "sensors, limits, plant draw (docs/benchmark_building.md)")
     force_blend: ForceBlendParams = param(ForceBlendParams(), doc="force switch f = gamma f_p + (1 - gamma) f_n "
-                                          "with a specimen model and the power-discrepancy trip (seed 004 §4.4), "
+                                          "with a specimen model and the power-discrepancy trip (du Bois et al. 2010 §4.4), "
                                           "models of the interface_1d family")
 
     @property

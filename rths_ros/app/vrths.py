@@ -219,7 +219,7 @@ class VirtualRun:
             rec["wrench"][row] = out.wrench
             if k == self.n_steps:
                 break
-            if blend is not None:        # seed 004 §4.4: f = gamma f_p + (1 - gamma) f_n, power-discrepancy trip
+            if blend is not None:        # du Bois et al. 2010 §4.4: f = gamma f_p + (1 - gamma) f_n, power-discrepancy trip
                 f_one[0] = blend.force(f_gated, z, zd, qd_ach[0]) + f_d
             else:
                 f_one[0] = f_int

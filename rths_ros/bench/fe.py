@@ -1,4 +1,4 @@
-"""``rths bench fe``: per-step cost of the large virtual parts, in the spirit of seed 001 §2.4.5 (Table 2.3, Fig. 2.9).
+"""``rths bench fe``: per-step cost of the large virtual parts, in the spirit of Bartl 2019 §2.4.5 (Table 2.3, Fig. 2.9).
 
 The model is the free-free aluminium plate of :func:`rths_ros.core.models.fe.matrices.aluminium_plate` (8067 DoFs,
 three normal forces in, the three deflections there out), ``dt = 0.5 ms``, stepped by

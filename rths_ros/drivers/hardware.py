@@ -12,7 +12,7 @@ ports of 127.0.0.1, and connects its clients to them (:class:`~rths_ros.app.emul
 wire formats, sequence checks, retransmission, watchdogs, calibration scaling) then runs without a rig; the
 addresses ``host``/``port`` of the two client sections are not used in that case.
 
-Choices (the seeds say nothing about the wire level):
+Choices (the sources say nothing about the wire level):
 
 * Emulated noise: before every RESET the emulated twin gets the same noise seed as the simulated plant of that
   trial (``factory.plant_seed``), so ``plant=hardware`` with the emulators is comparable sample by sample

@@ -1,6 +1,6 @@
 """Binary UDP link to the Stewart platform's own (leg-level) controller.
 
-The platform's controller runs the per-leg cascades (seed 000 Fig. 4.4) on its own hardware; the RTHS
+The platform's controller runs the per-leg cascades (Insam 2022 Fig. 4.4) on its own hardware; the RTHS
 fast path sends it, every synchronisation step, the six leg commands and receives the measured leg states.
 This module defines the wire format (version 1) and the client.  docs/protocols.md has the same tables.
 

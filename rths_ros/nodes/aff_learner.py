@@ -1,5 +1,5 @@
-"""aff_learner: the adapting half of the adaptive feedforward filter (aff.kind = fir: seed 000 ch. 7, leaky
-normalised filtered-x LMS, one FIR filter per leg; aff.kind = harmonic: seed 001 ch. 5, harmonic basis on the
+"""aff_learner: the adapting half of the adaptive feedforward filter (aff.kind = fir: Insam 2022 ch. 7, leaky
+normalised filtered-x LMS, one FIR filter per leg; aff.kind = harmonic: Bartl 2019 ch. 5, harmonic basis on the
 harmonics of f_d, LMS or QR-RLS per leg, rths_ros.core.learning.aff.harmonic_legs).
 
 After each measurement b'_k it adapts the coefficients with the gap g_k = b_k - b'_k (b_k = the
@@ -9,7 +9,7 @@ secondary-path model; harmonic: with the basis W(t_k)) and publishes them on /rt
 (FIR: u_{k+1} = Theta . [b_{k+1}, b_k, ...]; harmonic: u_{k+1} = W(t_{k+1}) theta_k), so the learner works in
 parallel with the sensor and numerical part, not as a hop of the fast path.
 
-Harmonic AFF with the power-flow supervisor (aff.harmonic.supervisor.enabled, seed 001 Alg. 2): the learner also
+Harmonic AFF with the power-flow supervisor (aff.harmonic.supervisor.enabled, Bartl 2019 Alg. 2): the learner also
 reads the interface force F_int[k] (InterfaceForce), the commanded z_cmd[k] (InterfaceCommand) and the achieved
 z_ach[k] (InterfaceState) of the same step, and the supervisor takes P_in = lam_VIR . d/dt (z_ach - z_cmd) with
 lam_VIR = -F_int (the force on the numerical part); lockstep waits for all five messages of step k, realtime uses

@@ -1,5 +1,5 @@
 """ft_sensor: raw sensor wrench -> interface force (bias/tare, frame, gravity compensation,
-contact gating; seed 000 §4.2.4).
+contact gating; Insam 2022 §4.2.4).
 
 In:  /rths/raw_wrench (RawWrench, step k) from the simulated plant or the sensor driver
 Out: /rths/interface_force (InterfaceForce, step k); the same force as geometry_msgs/WrenchStamped on

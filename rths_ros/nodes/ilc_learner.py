@@ -1,4 +1,4 @@
-"""ilc_learner: PD-type Iterative Learning Control between trials (seed 000 ch. 6).
+"""ilc_learner: PD-type Iterative Learning Control between trials (Insam 2022 ch. 6).
 
 During a trial it only listens: desired and measured leg lengths (LegCommand, LegState) and the
 interface motion (InterfaceCommand, InterfaceState).  When it has every sample of the trial it

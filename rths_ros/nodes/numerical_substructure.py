@@ -1,5 +1,5 @@
 """numerical_substructure: integrates the numerical part from the interface force and publishes
-the commanded interface motion (seed 000 §2.8 step 3).
+the commanded interface motion (Insam 2022 §2.8 step 3).
 
 In:  /rths/interface_force (InterfaceForce, step k)
      /rths/passivity (PassivityState, step k) when passivity control is on: F_int = F'_m + F_d
@@ -10,7 +10,7 @@ In lockstep mode a force sample waits for the damping force of the same step (it
 parallel by the passivity_controller, so this costs no hop); in realtime mode the newest damping
 coefficient is applied to the current velocity if the step's own value is not there yet.
 
-Force blending (numerical.force_blend, seed 004 §4.4; :class:`rths_ros.core.methods.tdc.ForceBlend`): the model is fed
+Force blending (numerical.force_blend, du Bois et al. 2010 §4.4; :class:`rths_ros.core.methods.tdc.ForceBlend`): the model is fed
 ``gamma F'_m + (1 - gamma) f_n (+ F_d)`` with ``f_n`` from a specimen model driven by the commanded interface
 position, and the power-discrepancy trip watches ``f (z'_cmd - z'_ach)``; the achieved velocity of step k comes
 from /rths/interface_state (InterfaceState, step k), which a force sample waits for in lockstep (realtime: the
@@ -53,7 +53,7 @@ class NumericalSubstructureNode(RthsNode):
         self.alpha_latest = 0.0
         if self.npc:
             self.control_subscription(PassivityState, "/rths/passivity", self.on_passivity)
-        # seed 004 §4.4: force switch and power-discrepancy trip (needs the achieved interface velocity)
+        # du Bois et al. 2010 §4.4: force switch and power-discrepancy trip (needs the achieved interface velocity)
         self.blend = factory.build_force_blend(scenario)
         self.v_ach: dict[int, float] = {}
         self.v_ach_latest = 0.0
@@ -152,7 +152,7 @@ class NumericalSubstructureNode(RthsNode):
         f = self.f
         for i in range(self.width):
             f[i] = float(msg.force[i])
-        if self.blend is not None:   # f = gamma F'_m + (1 - gamma) f_n, power-discrepancy trip (seed 004 §4.4)
+        if self.blend is not None:   # f = gamma F'_m + (1 - gamma) f_n, power-discrepancy trip (du Bois et al. 2010 §4.4)
             v_ach = self.v_ach.pop(k, self.v_ach_latest)
             q, qd = model.command()   # the command of this step: the numerical interface state (z_k, z'_k)
             f[0] = self.blend.force(f[0], float(q[0]), float(qd[0]), v_ach)

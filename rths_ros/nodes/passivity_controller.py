@@ -1,4 +1,4 @@
-"""passivity_controller: Normalized Passivity Control (seed 000 ch. 5, seed 002).
+"""passivity_controller: Normalized Passivity Control (Insam 2022 ch. 5, Insam et al. 2021).
 
 Observes the power flow at the interface and publishes, for every step k, the damping force
 F_d(t_k) = alpha(t_k) zdot(t_k) that the numerical part adds to the measured interface force

@@ -1,5 +1,5 @@
 """FACE engine (rths_ros.analysis.face): sweep validation, the constrained fit, filtering, parallel runs,
-re-analysis without running, outputs, tau_FEI against tau_add (§11.3.1), and the FACE numbers of seed 000
+re-analysis without running, outputs, tau_FEI against tau_add (§11.3.1), and the FACE numbers of Insam 2022
 §12.1.4 and Table 12.1 on the linear vRTHS, run from the shipped sweep files."""
 from __future__ import annotations
 
@@ -192,7 +192,7 @@ def test_tau_fei_against_tau_add_from_the_shipped_sweep(tmp_path):
 
 
 def _system_data(name, vff, window):
-    """The settings of §12.1.4 and Table 12.1 (seed 000): tau_add = 0, 1, ..., 14 ms, 8 s record,
+    """The settings of §12.1.4 and Table 12.1 (Insam 2022): tau_add = 0, 1, ..., 14 ms, 8 s record,
     adapted tau_FEI, 2|X|/N peak of z' over the first ``window`` s, degree 2 in dB, analytic reference."""
     return {"name": f"{name}_{'vff' if vff else 'novff'}", "runner": "linear_vrths", "scenario": name,
             "overrides": {"vff": vff, "duration_s": 8.0},

@@ -1,4 +1,4 @@
-"""Gait analysis (seed 000 ch. 15, ch. 17): metrics on synthetic records with known answers, figures, GIF and the
+"""Gait analysis (Insam 2022 ch. 15, ch. 17): metrics on synthetic records with known answers, figures, GIF and the
 multi-trial reproducibility overlay."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fidelity measures of seed 000 ch. 10 / §11.3 (rths_ros.analysis.measures) on synthetic signals with
+"""Fidelity measures of Insam 2022 ch. 10 / §11.3 (rths_ros.analysis.measures) on synthetic signals with
 known answers, and on the §11.3.1 linear vRTHS (standard vs adapted FEI)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fidelity measures, stability verdict, plots and report of a 1-D contact run (seed 000 §4.4, ch. 5).
+"""Fidelity measures, stability verdict, plots and report of a 1-D contact run (Insam 2022 §4.4, ch. 5).
 
 All signals are synthetic: prescribed motions with a delayed achieved motion, and a small closed-loop
 model of the Table A.2 contact system (numerical mass + unilateral spring, actuator = pure delay,
@@ -251,7 +251,7 @@ def test_params_validation():
 # ------------------------------------------------------------------------------------------------
 
 def test_reference_run_contact_timing_and_normalisation(reference):
-    """Ideal loop of Table A.2 (d_NUM = 50): TD 1.216 s, TO 2.782 s, min z = -12.70 mm (digest §1.5)."""
+    """Ideal loop of Table A.2 (d_NUM = 50): TD 1.216 s, TO 2.782 s, min z = -12.70 mm."""
     r = closed_loop(50.0, 0.0, noise=False)
     m = compute_metrics(r, reference, DT)
     assert m["touchdown_s"] == pytest.approx(1.216, abs=0.002)

@@ -1,4 +1,4 @@
-"""Seed 001 ch. 6 findings on the twins (rths_ros.analysis.bartl_rigs / bartl_beams) and ``rths bartl``.
+"""Bartl 2019 ch. 6 findings on the twins (rths_ros.analysis.bartl_rigs / bartl_beams) and ``rths bartl``.
 
 Short runs (a few seconds of simulated test); the full studies are ``rths bartl cubic-spring`` and
 ``rths bartl beams`` (docs/bartl_rigs.md)."""
@@ -50,7 +50,7 @@ def test_measures_of_a_synthetic_record():
 
 def test_supervisor_stabilises_what_is_unstable_without_it():
     """§6.2.1, Table 6.3 (mu_init = 0.1): without supervision unstable at 10 / 20 / 30 Hz (the demand sits in the
-    +-25 mm saturation); with it stable within 0.5 s, peak power outflow of the order of the seed's ~3 W (0.5-10 W
+    +-25 mm saturation); with it stable within 0.5 s, peak power outflow of the order of the thesis's ~3 W (0.5-10 W
     accepted), mu lowered, nu below 1, and the gap's harmonic below 5 % of the virtual amplitude after 10 s."""
     rows, _ = cubic_supervisor_study(CUBIC_CASES, t_adapt_s=10.0)
     for r in rows:
@@ -130,7 +130,7 @@ def test_beams_synchronise_at_60_320_800_hz(beam_rig):
 
 
 def test_beams_lms_01_is_unstable_at_320_hz_and_rls_is_not(beam_rig):
-    """§6.1.4: LMS with mu_LMS = 0.1 diverges at 320 Hz; QR-RLS with the seed's forgetting factor does not."""
+    """§6.1.4: LMS with mu_LMS = 0.1 diverges at 320 Hz; QR-RLS with the thesis's forgetting factor does not."""
     from rths_ros.analysis.bartl_rigs import beam_aff
     from rths_ros.core.models.bartl.beams import simulate_beams
     lms = simulate_beams(beam_aff((320.0,), 5.0, law="lms", simultaneous=False, mu_lms=0.1), 320.0, 1.0, 8.0,

@@ -1,4 +1,4 @@
-"""`rths compare`: the chapter-8 comparison of seed 000 (d = 50 kg/s, PPI2, NPC on in all variants)."""
+"""`rths compare`: the chapter-8 comparison of Insam 2022 (d = 50 kg/s, PPI2, NPC on in all variants)."""
 from __future__ import annotations
 
 import json
@@ -31,7 +31,7 @@ def test_compare_refuses_bad_variant(rths_cli, tmp_path):
 
 
 def test_npc_paper_presets(rths_cli, tmp_path):
-    """The seed-002 presets: npc_kd runs K_d = 50, 100, 150 kg/s (unstable, stable, stable by the verdict;
+    """The source-002 presets: npc_kd runs K_d = 50, 100, 150 kg/s (unstable, stable, stable by the verdict;
     the growth ratio orders them), npc_gp has G_P = 0 ... 4000 kg/s in steps of 200 at K_d = 50 kg/s and
     every variant loads."""
     from rths_ros.analysis.compare import PRESETS

@@ -1,4 +1,4 @@
-"""Studies of the seed 004 damper rig (rths_ros.analysis.dubois) and `rths dubois`: the §4.5 numbers and
+"""Studies of the du Bois et al. 2010 damper rig (rths_ros.analysis.dubois) and `rths dubois`: the §4.5 numbers and
 statements reproduced on the virtual rig, each with the tolerance stated next to it (docs/dubois_rig.md).
 
 One reduced study (`rths dubois test --quick --no-plots`) is run once for the module; the full grid is the

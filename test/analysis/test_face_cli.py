@@ -193,7 +193,7 @@ def test_cluster_address_is_validated(tmp_path):
 
 def test_building_runner_delay_and_reference():
     """tau_add delays the command path by whole samples; the reference is the structure's floor 1
-    (seed 000 §12.2: a_hat = 3.39e-4 m over t in (5.2, 36.8) s, 2|X|/N)."""
+    (Insam 2022 §12.2: a_hat = 3.39e-4 m over t in (5.2, 36.8) s, 2|X|/N)."""
     r = face.BuildingPointRunner("case1", {"duration_s": 12.0})
     r0, r1 = r({"tau_add_s": 0.0}), r({"tau_add_s": 0.002})
     assert r1["delay_samples"] == 8 and r0["delay_samples"] == 0

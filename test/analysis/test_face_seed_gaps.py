@@ -1,4 +1,4 @@
-"""FACE numbers of seed 000 ch. 12 that the twin does not reproduce one to one, and the experiments that explain
+"""FACE numbers of Insam 2022 ch. 12 that the twin does not reproduce one to one, and the experiments that explain
 them (docs/fidelity.md, "Not reproduced" of section 4 and the §12.3 sections of section 5): the test run is
 q_min also when the fit range leaves it out (§12.2), the detrended contact-window q (§12.3), the §12.3 twin
 with the thesis's transfer system and a mis-identified k_EXP, and the brackets of the Table 12.1 system 1 + VFF

@@ -1,5 +1,5 @@
-"""Seed 001 §5.4.4 (LMS vs RLS learning) over sample times: the evidence for docs/harmonic_aff.md's explanation of
-why the seed's numbers are not reproduced at the package's 1 ms step.
+"""Bartl 2019 §5.4.4 (LMS vs RLS learning) over sample times: the evidence for docs/harmonic_aff.md's explanation of
+why the thesis's numbers are not reproduced at the package's 1 ms step.
 
 Seed: "LMS ... unstable for one value of the adaptation gain"; simultaneous RLS "converges within less than
 20 s" with mu_id,RLS = 0.99.  The thesis does not state its sample time.  Held here (each a yes/no outcome of a
@@ -64,7 +64,7 @@ def test_cli_writes_the_table(tmp_path, capsys):
 
 
 def test_fxlms_transient_cli_writes_table_and_plot(tmp_path, capsys):
-    """`rths fxlms-transient` (seed 001 §5.5.2): a short run with two lengths; bad lengths exit 2 naming the flag."""
+    """`rths fxlms-transient` (Bartl 2019 §5.5.2): a short run with two lengths; bad lengths exit 2 naming the flag."""
     assert cli.main(["fxlms-transient", "--n-theta", "10,100", "--periods", "100", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "| N_theta = 10 |" in out and "| no feedforward |" in out

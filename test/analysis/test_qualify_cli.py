@@ -33,7 +33,7 @@ def test_writes_plots_tables_and_models(qualified):
 
 
 def test_frf_is_the_ppi1_position_loop(qualified):
-    """PPI1: K_Pp = 20 1/s (seed 000 Table A.1) -> about a 50 ms first-order lag, unit static gain."""
+    """PPI1: K_Pp = 20 1/s (Insam 2022 Table A.1) -> about a 50 ms first-order lag, unit static gain."""
     out, _ = qualified
     rows = list(csv.DictReader((out / "frf.csv").open()))
     f = np.array([float(r["frequency_hz"]) for r in rows])

@@ -1,6 +1,6 @@
 """``rths reference``: the ideal-transfer-system reference solution printed, written and plotted.
 
-The numbers are seed 000's reference of the contact test (§4.4, Table A.2 with d_NUM = 50 kg/s): touch-down
+The numbers are Insam's (2022) reference of the contact test (§4.4, Table A.2 with d_NUM = 50 kg/s): touch-down
 1.216 s, lift-off 2.78 s, minimum of z^r -12.70 mm, peak contact force 23.3 N.  Tolerances: touch-down 1 ms,
 lift-off 5 ms (the thesis prints 2.78 s), minimum 0.01 mm, force 0.1 N.
 """

@@ -1,4 +1,4 @@
-"""``rths stability``: the printed numbers, stability.json and the maps (seed 001 §4.2; tolerances 0.001)."""
+"""``rths stability``: the printed numbers, stability.json and the maps (Bartl 2019 §4.2; tolerances 0.001)."""
 from __future__ import annotations
 
 import json

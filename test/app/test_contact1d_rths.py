@@ -1,4 +1,4 @@
-"""The 1-D contact RTHS test of seed 000 on the simulated plant: the thesis's stability pattern
+"""The 1-D contact RTHS test of Insam 2022 on the simulated plant: the thesis's stability pattern
 (lockstep, in-process virtual run = the same core objects the graph runs), judged from the metrics."""
 from __future__ import annotations
 

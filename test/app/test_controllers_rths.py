@@ -1,4 +1,4 @@
-"""Seed 000 Part I actuator control on the simulated plant (lockstep virtual run = the graph's core
+"""Insam 2022 Part I actuator control on the simulated plant (lockstep virtual run = the graph's core
 objects; test_controllers_graph.py shows the graph reproduces it): NPC, ILC, ILC + NPC."""
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_ilc_fq12_diverges_at_about_5_hz_and_is_stopped():
 
 ILC_NPC = [D50, "ilc.enabled=true", "ilc.beta_per_s=10", "ilc.gamma=2", "ilc.f_q_cut_hz=2",
            "passivity.enabled=true", "passivity.g_p_kg_per_s=1600", "passivity.t_error_s=0.1",
-           "passivity.t_tot_s=0.1", "loop.trials=8"]          # seed 000 §6.4
+           "passivity.t_tot_s=0.1", "loop.trials=8"]          # Insam 2022 §6.4
 
 
 def _series(overrides):

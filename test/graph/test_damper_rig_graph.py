@@ -1,4 +1,4 @@
-"""Seed 004's damper rig through the node graph (scenario dubois_damper, family damper_rig) in lockstep: a
+"""du Bois et al.'s (2010) damper rig through the node graph (scenario dubois_damper, family damper_rig) in lockstep: a
 servo-hydraulic actuator with a hydraulic damper instead of the Stewart platform, transfer-dynamics cancellation
 on the platform path and force blending in the numerical node.  The bag's records equal the in-process virtual
 run, and the analysis's repeat of the run by the rig study's loop (run_substructured) gives identical signals."""

@@ -1,4 +1,4 @@
-"""gait_vpp (prosthetic-foot RTHS, seed 000 Part III) through the ROS graph and in the virtual run."""
+"""gait_vpp (prosthetic-foot RTHS, Insam 2022 Part III) through the ROS graph and in the virtual run."""
 from __future__ import annotations
 
 import json

@@ -3,7 +3,7 @@
 The emulators serve the digital twin over UDP, so with the same noise seeds a lockstep run through the whole
 driver chain must reproduce the simulated plant's run up to the sensor's count resolution (1e-6 N) and what
 that changes downstream; a link fault must abort the run naming the link; ``rths identify`` on the twin must
-recover seed 000 Table 4.1.
+recover Insam 2022 Table 4.1.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from rths_ros.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# seed 000 Table 4.1: k_i w_c,i [m/(A s^2)] and w_c,i [rad/s]
+# Insam 2022 Table 4.1: k_i w_c,i [m/(A s^2)] and w_c,i [rad/s]
 TABLE_4_1_NUM = (1011.0, 1053.1, 1123.5, 780.9, 988.1, 1070.9)
 TABLE_4_1_WC = (122.9, 55.5, 54.7, 55.3, 66.2, 59.0)
 

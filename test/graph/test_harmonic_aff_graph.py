@@ -1,4 +1,4 @@
-"""Harmonic-basis AFF (seed 001 ch. 5) on the contact test: the core helper, the learning over three periods
+"""Harmonic-basis AFF (Bartl 2019 ch. 5) on the contact test: the core helper, the learning over three periods
 of the suspension in the virtual run, and the ROS graph (aff_learner adapts, stewart_platform applies)
 against the virtual run in lockstep."""
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_graph_reproduces_the_virtual_run(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# power-flow supervisor (seed 001 Alg. 2) on the contact test
+# power-flow supervisor (Bartl 2019 Alg. 2) on the contact test
 
 SUPERVISED = "contact_1d_harmonic_aff_supervised"
 
@@ -169,7 +169,7 @@ def test_supervisor_parameters():
 
 
 def test_supervisor_keeps_an_unstable_gain_within_the_limits():
-    """Seed 001 §6.3 (Table 6.3): a gain that is unstable without supervision; with it mu_LMS drops to a stable
+    """Bartl 2019 §6.3 (Table 6.3): a gain that is unstable without supervision; with it mu_LMS drops to a stable
     value and adaptation continues.  Here mu_LMS = 0.005: alone a leg leaves its stroke at step 5342 (second
     period); supervised (P_lim = -0.02 W) the 24 s run completes, P_in reaches -0.12 W, mu_LMS falls to 2.6e-4
     and the max tracking error per period falls 1.448 / 0.594 / 0.521 / 0.218 / 0.187 / 0.142 mm (feedback only
@@ -194,7 +194,7 @@ def test_supervisor_keeps_an_unstable_gain_within_the_limits():
 
 
 def test_a_supervisor_that_never_triggers_changes_nothing():
-    """The scenario's tuned gain with the seed's P_lim = -1 W: P_in never goes below it on the contact test (min
+    """The scenario's tuned gain with the thesis's P_lim = -1 W: P_in never goes below it on the contact test (min
     -0.07 W), so mu and gamma stay at mu_LMS and 0 and the run equals the unsupervised one bit for bit."""
     sets = ["loop.duration_s=4", "aff.harmonic.mu_lms=0.0007", "aff.harmonic.supervisor.p_lim_w=-1.0"]
     rec, vr, p_min = _supervised_run(sets)

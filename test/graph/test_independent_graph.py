@@ -1,4 +1,4 @@
-"""Independent integration (seed 003) through the ROS graph: numerical.model = contact_1d_independent with the nodes
+"""Independent integration (du Bois (IMAC, ch. 25)) through the ROS graph: numerical.model = contact_1d_independent with the nodes
 composed in one process (lockstep; the separate processes are checked with contact_1d) against the in-process virtual run, and its fidelity against the conventional explicit-Euler
 coupling at the same model step."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A second kind of rig through the same node graph: seed 001's cubic-spring rig on a linear motor (scenario
+"""A second kind of rig through the same node graph: Bartl's (2019) cubic-spring rig on a linear motor (scenario
 cubic_spring_pbc, family linear_motor) in lockstep.  The bag's records equal the in-process virtual run, the
 analysis reports the rig study's synchronisation measures, and its own repeat of the run by the rig study's loop
 (simulate_cubic) gives identical signals."""

@@ -48,7 +48,7 @@ def test_graph_run_against_feedback_only(graph_run):
     name, out = graph_run
     m = json.loads((out / "metrics.json").read_text())
     if name == "contact_1d_trip":
-        # force switch + trip (seed 004 §4.4): the graph run equals the virtual run, in which the trip latches and
+        # force switch + trip (du Bois et al. 2010 §4.4): the graph run equals the virtual run, in which the trip latches and
         # gamma reaches 0 (test_core_tdc.py); against the same loop without the switch (e_track_rel 0.110)
         s1 = scn.load(name, ["numerical.force_blend.enabled=false"])
         free = compute_metrics(run_virtual(s1), None, s1.loop.dt_s)["e_track_rel"]

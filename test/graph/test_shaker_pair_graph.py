@@ -1,4 +1,4 @@
-"""A two-DoF interface on a rig of its own through the same node graph: seed 001's coupled beams on two shakers
+"""A two-DoF interface on a rig of its own through the same node graph: Bartl's (2019) coupled beams on two shakers
 (scenario coupled_beams_aff, family shaker_pair) in lockstep at 0.2 ms.  The aff_learner adapts the two-DoF
 harmonic AFF with the interface gap of both actuator points, the stewart_platform adds its output as the shakers'
 force demands; the bag's records equal the in-process virtual run bit for bit, the analysis reports the rig

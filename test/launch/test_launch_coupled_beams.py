@@ -1,4 +1,4 @@
-"""`ros2 launch rths_ros rths.launch.py scenario:=coupled_beams_aff` (seed 001's coupled beams: a two-DoF interface
+"""`ros2 launch rths_ros rths.launch.py scenario:=coupled_beams_aff` (Bartl's (2019) coupled beams: a two-DoF interface
 on two shakers instead of the Stewart platform, 0.2 ms loop), shortened to 1 s: every node ready, START and STOP,
 every process exits 0, one message per step on every loop topic, and the metrics of `rths run` bit for bit."""
 import json

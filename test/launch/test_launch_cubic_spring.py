@@ -1,4 +1,4 @@
-"""`ros2 launch rths_ros rths.launch.py scenario:=cubic_spring_pbc` (seed 001's cubic-spring rig: a linear motor
+"""`ros2 launch rths_ros rths.launch.py scenario:=cubic_spring_pbc` (Bartl's (2019) cubic-spring rig: a linear motor
 instead of the Stewart platform) under launch_testing: every node ready, START and STOP, every process exits 0,
 one message per step on every loop topic, and the metrics of `rths run` bit for bit."""
 import json

@@ -1,4 +1,4 @@
-"""`ros2 launch rths_ros rths.launch.py scenario:=dubois_damper` (seed 004's damper rig: a servo-hydraulic
+"""`ros2 launch rths_ros rths.launch.py scenario:=dubois_damper` (du Bois et al.'s (2010) damper rig: a servo-hydraulic
 actuator with a hydraulic damper instead of the Stewart platform) under launch_testing: every node ready, START and
 STOP, every process exits 0, one message per step on every loop topic, and the metrics of `rths run` bit for bit."""
 import json

@@ -336,7 +336,7 @@ def test_param_get_returns_scenario_values(live_run):
 
     scenario = scn.load(SCENARIO, list(OVERRIDES))
     raw = yaml.safe_load((ROOT / "config" / "scenarios" / f"{SCENARIO}.yaml").read_text())
-    assert raw["numerical"]["contact_1d"]["d_num_kg_per_s"] == 200.0     # d_NUM of the seed-000 contact test
+    assert raw["numerical"]["contact_1d"]["d_num_kg_per_s"] == 200.0     # d_NUM of the source-000 contact test
 
     def get(item):
         node, key, _ = item

@@ -1,4 +1,4 @@
-"""FACE: Fidelity Assessment based on Convergence and Extrapolation (seed 000, Insam, ch. 11-13).
+"""FACE: Fidelity Assessment based on Convergence and Extrapolation (Insam 2022, ch. 11-13).
 
 A sweep degrades the transfer system step by step, runs one test per value, reduces every run to an error
 measure ``e`` and a result ``q``, fits ``q = h(e)`` and extrapolates to ``e = 0``.  Modules: ``spec`` (sweep

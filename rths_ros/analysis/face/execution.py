@@ -170,7 +170,7 @@ BUILDING_CONTROLLER_KEYS = ("kp", "ki_per_s", "lead_gain", "lead_zero_rad_s", "l
 
 
 class BuildingPointRunner:
-    """``run_point`` for the building benchmark (seed 000 §12.2) in process with
+    """``run_point`` for the building benchmark (Insam 2022 §12.2) in process with
     :func:`rths_ros.core.models.building.benchmark.run_benchmark` and its reference controller.
 
     ``scenario``: ``case1``..``case4``, optionally with the ground motion, ``case1/kobe``.  Keys of a

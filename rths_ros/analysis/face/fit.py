@@ -1,4 +1,4 @@
-"""FACE fit: ``q = h(e)`` in the explorable range, extrapolated to ``e = 0`` (seed 000, Insam, ch. 11-13)::
+"""FACE fit: ``q = h(e)`` in the explorable range, extrapolated to ``e = 0`` (Insam 2022, ch. 11-13)::
 
     q_pred = h(0)                           predicted reference (no reference needed)
     error estimate   = |q_min - q_pred| / |q_pred|        q_min = q of the usable run with the smallest e

@@ -1,4 +1,4 @@
-"""FACE sweep description: the sweep file, its sections and their validation (seed 000, Insam, ch. 11-13).
+"""FACE sweep description: the sweep file, its sections and their validation (Insam 2022, ch. 11-13).
 
 Sweep file (YAML, validated; a bad key or value raises ParameterError naming key, value and range)::
 

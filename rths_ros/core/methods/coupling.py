@@ -1,25 +1,25 @@
 """Command shaping between the numerical part and the platform: forward prediction or transfer-dynamics
-cancellation (seed 004 §3.2-3.3, seed 001 §4.3) on the interface command.
+cancellation (du Bois et al. 2010 §3.2-3.3, Bartl 2019 §4.3) on the interface command.
 
 The numerical part hands the platform the interface state ``(q, qdot)`` it wants at the next step.  The
 transfer system (the legs under their cascade) lags behind that demand.  A shaping stage replaces the demand
 by a command the transfer system will turn into (approximately) the demand:
 
 * **prediction** (``coupling.prediction``): every interface DoF is extrapolated ``horizon_s`` ahead with the
-  least-squares polynomial predictor of :class:`~rths_ros.core.methods.prediction.PolynomialPredictor` (seed 004
+  least-squares polynomial predictor of :class:`~rths_ros.core.methods.prediction.PolynomialPredictor` (du Bois et al. 2010
   eqs. 2-3), ``q_cmd = q(t + tau)``, ``qdot_cmd = qdot(t + tau)`` (the velocity has its own predictor with the
   same weights).  It cancels a pure delay ``tau``; a lag is only approximated.
-* **tdc** (``coupling.tdc``): the identified process model ``G`` (G1, G2, G1D, G2D, seed 004 eq. 1) is inverted
+* **tdc** (``coupling.tdc``): the identified process model ``G`` (G1, G2, G1D, G2D, du Bois et al. 2010 eq. 1) is inverted
   in the time domain with the delay removed by the predictor,
   :class:`~rths_ros.core.methods.tdc.InverseModelFeedforward` (eqs. 4-8): ``q_cmd = r = G^-1 q(t + tau_d)``.  The
   velocity command is the inverse model applied to the predicted velocity: for G1/G1D
   ``(tau_p x'' + x')/K`` with ``x', x''`` from the three predictions of eqs. 5-8; for G2/G2D (which would need
   the third derivative) the difference quotient ``(r_k - r_{k-1})/dt``.
 
-Choices (the seeds are silent): the stages act per interface DoF in interface coordinates (before the inverse
+Choices (the sources are silent): the stages act per interface DoF in interface coordinates (before the inverse
 kinematics), so the same identified model serves all legs; the two stages exclude each other (TDC contains its
 own predictor); before the predictor history is full the missing past equals the first demand (start from
-rest).  The force blending and the power-discrepancy trip of seed 004 §4.4 are not part of this stage (see
+rest).  The force blending and the power-discrepancy trip of du Bois et al. 2010 §4.4 are not part of this stage (see
 docs/methods.md, "In the loop").
 """
 from __future__ import annotations
@@ -37,13 +37,13 @@ __all__ = ["PredictionStageParams", "TdcStageParams", "CouplingParams", "Command
 
 @dataclass(frozen=True)
 class PredictionStageParams:
-    """Polynomial forward prediction of the interface command (seed 004 §3.2)."""
+    """Polynomial forward prediction of the interface command (du Bois et al. 2010 §3.2)."""
 
     enabled: bool = param(False, "", doc="extrapolate the interface command horizon_s ahead")
     order: int = param(2, "", 0, 12, "polynomial order N")
     window_s: float = param(0.02, "s", 1e-4, 10.0, "T_s: time spanned by the fitted samples")
     n_samples: int = param(21, "", 2, 1000, "n_s: number of fitted samples")
-    spacing: str = param("ts_over_ns_minus_1", "", doc="sample spacing T_s/(n_s-1) (seed 004 eq. 2) or T_s/n_s",
+    spacing: str = param("ts_over_ns_minus_1", "", doc="sample spacing T_s/(n_s-1) (du Bois et al. 2010 eq. 2) or T_s/n_s",
                          choices=SPACING_CHOICES)
     horizon_s: float = param(0.02, "s", 0.0, 1.0, "tau: prediction horizon")
 
@@ -59,7 +59,7 @@ class PredictionStageParams:
 
 @dataclass(frozen=True)
 class TdcStageParams:
-    """Transfer-dynamics cancellation of the interface command (seed 004 §3)."""
+    """Transfer-dynamics cancellation of the interface command (du Bois et al. 2010 §3)."""
 
     enabled: bool = param(False, "", doc="invert the process model (with forward prediction of its delay)")
     model: ProcessModelParams = param(ProcessModelParams(), doc="identified process model interface command -> "

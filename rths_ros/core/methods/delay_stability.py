@@ -1,4 +1,4 @@
-"""Stability of feedback-coupled hybrid tests with delay and with actuator dynamics (seed 001 ch. 4).
+"""Stability of feedback-coupled hybrid tests with delay and with actuator dynamics (Bartl 2019 ch. 4).
 
 Two analyses of the thesis's §4.2, in non-dimensional form.
 
@@ -47,7 +47,7 @@ _EPS = 1e-9
 
 @dataclass(frozen=True)
 class DelayCase:
-    """One point of the delay stability map (seed 001 §4.2.2).  Defaults: the Fig. 4.7 example."""
+    """One point of the delay stability map (Bartl 2019 §4.2.2).  Defaults: the Fig. 4.7 example."""
 
     phi: float = 1.5            # m_VIR / m_EXP
     kappa: float = 1.0          # k_VIR / k_EXP
@@ -142,7 +142,7 @@ def tau_max_map(phi: np.ndarray, kappa: np.ndarray, zeta: float, coupling: str =
 
 @dataclass(frozen=True)
 class PLoopCase:
-    """The proportionally controlled actuator loop with phi_EXP = 0 (seed 001 §4.2.3).  Defaults: the set of
+    """The proportionally controlled actuator loop with phi_EXP = 0 (Bartl 2019 §4.2.3).  Defaults: the set of
     Figs. 4.16-4.18."""
 
     kappa_p: float = 1.0

@@ -1,6 +1,6 @@
-"""FIR-based filtered-x LMS coupling under random excitation (seed 001 §5.5, the experiment of §5.5.2).
+"""FIR-based filtered-x LMS coupling under random excitation (Bartl 2019 §5.5, the experiment of §5.5.2).
 
-System (seed 001 §4.2.3, non-dimensional: m_VIR = k_VIR = 1, time in 1/omega_VIR): a virtual 1-DoF oscillator
+System (Bartl 2019 §4.2.3, non-dimensional: m_VIR = k_VIR = 1, time in 1/omega_VIR): a virtual 1-DoF oscillator
 (damping ratio zeta_VIR) excited by the external force f_ext; a massless experimental spring kappa_EXP; an
 actuator mass-spring-damper (phi_ACT, kappa_ACT, zeta_ACT) driven by the force ``u`` and rigidly attached to the
 experimental spring, whose displacement is the interface's ``y_EXP``::

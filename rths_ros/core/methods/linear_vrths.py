@@ -1,4 +1,4 @@
-"""Linear virtual RTHS (vRTHS) test beds of seed 000 (Insam), §11.2, §11.3.1 and §12.1.
+"""Linear virtual RTHS (vRTHS) test beds of Insam 2022, §11.2, §11.3.1 and §12.1.
 
 A one-DoF mass-spring-damper (MSD) numerical part (NUM) is coupled through a simulated transfer
 system (TS) to a linear experimental part (EXP: mass, spring, damper) that shares the interface
@@ -128,7 +128,7 @@ class LinearVrthsParams:
                                  f"{self.k_exp_n_per_m!r} is not allowed; expected k_NUM + k_EXP > 0")
 
 
-#: The systems of seed 000 §11.2-§12.1 (parameters as printed; see docs/fidelity.md).
+#: The systems of Insam 2022 §11.2-§12.1 (parameters as printed; see docs/fidelity.md).
 SYSTEMS: dict[str, dict] = {
     # §11.2.1: spring EXP, step force -1 N (reference eigenfrequency 8.57 Hz)
     "spring_11_2": dict(m_num_kg=10.0, k_num_n_per_m=2e4, d_num_kg_per_s=200.0, m_exp_kg=0.0,

@@ -1,6 +1,6 @@
-"""Base lumped-mass hybrid test of seed 001 (Bartl, Fig. 1.2, Table B.1) as a sampled-data simulation.
+"""Base lumped-mass hybrid test of Bartl 2019 (Fig. 1.2, Table B.1) as a sampled-data simulation.
 
-Components (Table B.1; digest seed001 §6.1, §4.4):
+Components (Table B.1):
 
 * VIR  m_V = 0.1 kg,  d_V = 0.05 N s/m, k_V = 1000 N/m, excited by f_ext; simulated by implicit Newmark
   (beta = 1/4, gamma = 1/2) fed with the measured interface force of the same sample (eq. 2.48);
@@ -15,7 +15,7 @@ without actuator: |H_REF| = 5.8069e-4, 6.3867e-4, 3.7987e-3, 1.1291e-4 m/N at 8,
 adaptive feedforward filter the gap g = y_EXP - y_VIR vanishes at the excitation lines, so y_VIR = y_EXP =
 H_REF f_ext there (§5.2.4).
 
-Sampled-data loop (one sample dt; the seed does not state the step of its ch. 5 studies):
+Sampled-data loop (one sample dt; the thesis does not state the step of its ch. 5 studies):
 
 1. the AFF returns u[k] from the measurements of t_k; u[k] is held over [t_k, t_k+1);
 2. the rig advances exactly (zero-order hold, matrix exponential); x, x' and lambda_EXP (with the force
@@ -29,7 +29,7 @@ identification phase (Alg. 1: f_ext = 0 during the identification).
 
 Because the VIR is integrated with Newmark (the trapezoidal rule), its discrete frequency response is the
 continuous one at the prewarped frequency (2/dt) tan(w dt/2); :func:`h_ref_discrete` is the reference the
-sampled loop converges to, :func:`h_ref` the continuous one of the seed.
+sampled loop converges to, :func:`h_ref` the continuous one of the thesis.
 """
 from __future__ import annotations
 
@@ -48,13 +48,13 @@ from rths_ros.params import param
 __all__ = ["LumpedMassParams", "h_vir", "h_exp", "h_ref", "h_ref_discrete", "h_gu", "simulate",
            "fit_harmonic", "gap_envelope", "convergence_time", "H_REF_SEED"]
 
-#: |H_REF| of the Table B.1 system at 8, 10, 20, 50 Hz [m/N] (digest seed001 §6.1)
+#: |H_REF| of the Table B.1 system at 8, 10, 20, 50 Hz [m/N]
 H_REF_SEED = {8.0: 5.8069e-4, 10.0: 6.3867e-4, 20.0: 3.7987e-3, 50.0: 1.1291e-4}
 
 
 @dataclass(frozen=True)
 class LumpedMassParams:
-    """Table B.1 of seed 001 and the simulation step."""
+    """Table B.1 of Bartl 2019 and the simulation step."""
 
     m_vir_kg: float = param(0.1, "kg", 1e-9, 1e6, "virtual mass m_VIR")
     d_vir_n_s_per_m: float = param(0.05, "N s/m", 0.0, 1e6, "virtual damping d_VIR")
@@ -65,7 +65,7 @@ class LumpedMassParams:
     m_act_kg: float = param(0.1, "kg", 0.0, 1e6, "actuator mass m_ACT")
     d_act_n_s_per_m: float = param(1.0, "N s/m", 0.0, 1e6, "actuator damping d_ACT")
     k_act_n_per_m: float = param(100.0, "N/m", 0.0, 1e9, "actuator stiffness k_ACT")
-    dt_s: float = param(1e-3, "s", 1e-6, 0.1, "sample time of the loop (not stated in the seed for ch. 5)")
+    dt_s: float = param(1e-3, "s", 1e-6, 0.1, "sample time of the loop (not stated in the thesis for ch. 5)")
 
 
 def _s(f_hz):

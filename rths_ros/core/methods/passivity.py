@@ -1,6 +1,6 @@
 """Normalized Passivity Control (NPC) of the transfer system, ROS-free core.
 
-Seed 000 (Insam) ch. 5, eqs. 5.1-5.5, and seed 002 (Insam, Peiris, Rixen), eqs. (1)-(3); the method
+Insam 2022 ch. 5, eqs. 5.1-5.5, and Insam et al. 2021, eqs. (1)-(3); the method
 is Peiris et al.'s power-based time-domain passivity control in impedance causality.
 
 The passivity observer (PO) watches the two ports of the transfer system (TS)::
@@ -25,9 +25,9 @@ Timing (one call per synchronisation step ``k``, before the numerical part is st
 * the arguments ``*_prev`` are the signals of step ``k-1``: ``F'_m``, ``z-dot``, ``z'-dot`` and the
   ``F_int = F'_m + F_d`` that was actually applied then;
 * ``P_error(t_{k-1})`` and ``P_tot(t_{k-1})`` are formed from them and filtered;
-* ``alpha(t_k)`` uses both filtered values of ``t_{k-1}``.  Eq. 5.5 of seed 000 writes
+* ``alpha(t_k)`` uses both filtered values of ``t_{k-1}``.  Eq. 5.5 of Insam 2022 writes
   ``P~_tot(t_k)``, but ``P_tot(t_k)`` contains ``F_int(t_k) = F'_m(t_k) + F_d(t_k)``, which needs
-  ``alpha(t_k)``: a circular definition.  Seed 002 eq. (1) takes ``t_{k-1}`` for both, which is what
+  ``alpha(t_k)``: a circular definition.  Insam et al. 2021 eq. (1) takes ``t_{k-1}`` for both, which is what
   is done here;
 * the returned ``F_d(t_k) = alpha(t_k) z-dot(t_k)`` uses the commanded velocity of step ``k``.
 
@@ -36,7 +36,7 @@ The gate tests the FILTERED power error: ``alpha`` is then never negative (no ge
 raw ``P_error`` (which the damping itself pushes through zero, eq. 5.4).  The normalisation has a
 floor, ``alpha = G_P P~_error / max(|P~_tot|, p_tot_min_w)`` (bounded and continuous where the
 throughput passes through zero, no division spike), and ``alpha`` is capped at
-``alpha_max_kg_per_s``.  See docs/passivity.md, also for the readings of the seeds that were checked
+``alpha_max_kg_per_s``.  See docs/passivity.md, also for the readings of the sources that were checked
 against the ILC + NPC series.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ FILTER_CHOICES = ("backward_euler", "exponential")
 
 @dataclass(frozen=True)
 class PassivityParams:
-    """Normalized Passivity Control (Table A.3 of seed 000 for G_P, T_error, T_tot)."""
+    """Normalized Passivity Control (Table A.3 of Insam 2022 for G_P, T_error, T_tot)."""
 
     enabled: bool = param(False, "", doc="apply the damping force F_d; when off the power observer still runs "
                                          "and F_d = 0")

@@ -1,25 +1,25 @@
-"""Polynomial forward prediction of a demand signal (seed 001 §4.3, seed 004 §3.2 eqs. 2-3).
+"""Polynomial forward prediction of a demand signal (Bartl 2019 §4.3, du Bois et al. 2010 §3.2 eqs. 2-3).
 
 A polynomial of order ``N`` is fitted by least squares to the last ``n_s`` samples of a signal
 and evaluated ``tau`` seconds ahead.  Because the sample times relative to "now" are fixed, the
 fit-and-evaluate map is a fixed FIR filter: ``x_tau = w . b`` with ``b`` the history samples.
-The weights are computed once with a pseudo-inverse (seed 004: "the pseudo-inverse only needs to
+The weights are computed once with a pseudo-inverse (du Bois et al. 2010: "the pseudo-inverse only needs to
 be performed once and can be reused at each time step").
 
 Two parameterisations are provided:
 
-* **fixed** (seed 001 eqs. 4.42-4.47): order ``N``, ``M + 1`` samples one loop period apart,
+* **fixed** (Bartl 2019 eqs. 4.42-4.47): order ``N``, ``M + 1`` samples one loop period apart,
   horizon ``P`` loop periods, gain ``c_AFP``.  ``N = M = 2``, ``P = 1`` gives the weights
   ``[3, -3, 1]`` (newest sample first).  :func:`fixed_predictor_weights`.
-* **least-squares window** (seed 004 eq. 2): order (6 in the seed), ``n_s`` samples spanning
-  ``T_s``, horizon ``tau_d``.  The sample spacing printed in the seed is
+* **least-squares window** (du Bois et al. 2010 eq. 2): order (6 in the paper), ``n_s`` samples spanning
+  ``T_s``, horizon ``tau_d``.  The sample spacing printed in the paper is
   ``dt = T_s / (n_s - 1)``; with ``T_s = 0.1 s, n_s = 20`` this is 5.263 ms, not a multiple of the
   1 ms control period, so the alternative ``dt = T_s / n_s`` is offered as well
   (``spacing = "ts_over_ns"``).  :func:`window_predictor_weights`, :class:`PolynomialPredictor`.
 
-Conventions and choices (the seeds are silent on these):
+Conventions and choices (the sources are silent on these):
 
-* Weight vectors are ordered **newest sample first** (``b = [x[n], x[n-1], ...]``, seed 001).
+* Weight vectors are ordered **newest sample first** (``b = [x[n], x[n-1], ...]``, Bartl 2019).
 * Time is normalised by the span of the window before the pseudo-inverse; the unnormalised
   Vandermonde matrix of ``T_s = 0.01 s`` is numerically singular (condition ~1e15).
 * In the streaming :class:`PolynomialPredictor` the history is sampled at the control period
@@ -27,7 +27,7 @@ Conventions and choices (the seeds are silent on these):
   values are linearly interpolated between the two neighbouring stored samples; the weights
   are folded onto the stored samples once, so a step is still one dot product.
 * :func:`predictor_frequency_response` gives the exact steady-state complex gain of predicted vs
-  true ``x(t + tau)`` for a sinusoid (the seed 004 Fig. 15 test).  :func:`usable_bandwidth_hz`
+  true ``x(t + tau)`` for a sinusoid (the du Bois et al. 2010 Fig. 15 test).  :func:`usable_bandwidth_hz`
   turns it into one number: the lowest frequency where ``|H - 1|`` exceeds a tolerance
   (default 0.1, i.e. 10 % vector error, about 10 % gain or 5.7 deg phase).
 """
@@ -53,7 +53,7 @@ def _ls_weights(times: np.ndarray, order: int, horizons: np.ndarray, scale: floa
 
 
 def fixed_predictor_weights(order: int, n_past: int, horizon_steps: float = 1.0, gain: float = 1.0) -> np.ndarray:
-    """Weights of the fixed predictor of seed 001 eqs. (4.42)-(4.46), newest sample first.
+    """Weights of the fixed predictor of Bartl 2019 eqs. (4.42)-(4.46), newest sample first.
 
     ``order`` = N, ``n_past`` = M (so ``M + 1`` samples are used), ``horizon_steps`` = P_AFP (may
     be non-integer), ``gain`` = c_AFP.  ``u[n] = w . [y[n], y[n-1], ..., y[n-M]]``.
@@ -66,7 +66,7 @@ def fixed_predictor_weights(order: int, n_past: int, horizon_steps: float = 1.0,
 
 
 def window_sample_times(window_s: float, n_samples: int, spacing: str = "ts_over_ns_minus_1") -> np.ndarray:
-    """Sample times relative to now, newest first: ``0, -dt, ..., -(n_s - 1) dt`` (seed 004 eq. 2)."""
+    """Sample times relative to now, newest first: ``0, -dt, ..., -(n_s - 1) dt`` (du Bois et al. 2010 eq. 2)."""
     if spacing not in SPACING_CHOICES:
         raise ValueError(f"spacing must be one of {SPACING_CHOICES}")
     sp = window_s / (n_samples - 1) if spacing == "ts_over_ns_minus_1" else window_s / n_samples
@@ -75,7 +75,7 @@ def window_sample_times(window_s: float, n_samples: int, spacing: str = "ts_over
 
 def window_predictor_weights(order: int, window_s: float, n_samples: int, horizons_s,
                              spacing: str = "ts_over_ns_minus_1") -> np.ndarray:
-    """Least-squares predictor weights (seed 004 eqs. 2-3), newest sample first.
+    """Least-squares predictor weights (du Bois et al. 2010 eqs. 2-3), newest sample first.
 
     Returns shape ``(len(horizons_s), n_samples)``; row ``i`` predicts ``x(t + horizons_s[i])``.
     """
@@ -114,15 +114,15 @@ def usable_bandwidth_hz(weights: np.ndarray, times_s: np.ndarray, horizon_s: flo
 
 @dataclass(frozen=True)
 class PredictorParams:
-    """Least-squares polynomial forward predictor (seed 004 §3.2)."""
+    """Least-squares polynomial forward predictor (du Bois et al. 2010 §3.2)."""
 
-    order: int = param(6, "", 0, 12, "polynomial order (6 in seed 004, 'chosen arbitrarily')")
+    order: int = param(6, "", 0, 12, "polynomial order (6 in du Bois et al. 2010, 'chosen arbitrarily')")
     window_s: float = param(0.01, "s", 1e-4, 10.0,
-                            "T_s: time spanned by the fitted samples (seed 004: 0.1 s in the tests, 0.01 s best)")
-    n_samples: int = param(10, "", 2, 1000, "n_s: number of fitted samples (seed 004: 20 in the tests, 10 best)")
+                            "T_s: time spanned by the fitted samples (du Bois et al. 2010: 0.1 s in the tests, 0.01 s best)")
+    n_samples: int = param(10, "", 2, 1000, "n_s: number of fitted samples (du Bois et al. 2010: 20 in the tests, 10 best)")
     spacing: str = param("ts_over_ns_minus_1", "", doc=(
-        "sample spacing: 'ts_over_ns_minus_1' = T_s/(n_s-1) as printed in seed 004 eq. (2); "
-        "'ts_over_ns' = T_s/n_s (a multiple of 1 ms for both settings of the seed)"), choices=SPACING_CHOICES)
+        "sample spacing: 'ts_over_ns_minus_1' = T_s/(n_s-1) as printed in du Bois et al. 2010 eq. (2); "
+        "'ts_over_ns' = T_s/n_s (a multiple of 1 ms for both settings of the paper)"), choices=SPACING_CHOICES)
     horizon_s: float = param(0.005, "s", 0.0, 1.0, "tau_d: prediction horizon (the identified delay)")
 
     def validate(self) -> None:

@@ -1,4 +1,4 @@
-"""Phase margin and critical delay of linear RTHS loops (seed 000 ch. 2.2.1, §4.1.2).
+"""Phase margin and critical delay of linear RTHS loops (Insam 2022 ch. 2.2.1, §4.1.2).
 
 For a loop ``1 + L(s) = 0`` the phase margin ``phi_pm`` at a gain crossover ``w_pm``
 (``|L(j w_pm)| = 1``) gives the largest pure delay the loop tolerates::

@@ -1,7 +1,7 @@
-"""Transfer-dynamics cancellation (seed 004: du Bois, Titurus & Lieven, ISMA 2010).
+"""Transfer-dynamics cancellation (du Bois et al. 2010: du Bois, Titurus & Lieven, ISMA 2010).
 
 The actuator with its inner displacement loop is described by a low-order *process model*
-(seed 004 eq. 1)::
+(du Bois et al. 2010 eq. 1)::
 
     G1  = K / (tau_p s + 1)                 G1D = G1 e^{-tau_d s}
     G2  = K / (s^2 + 2 zeta w0 s + w0^2)    G2D = G2 e^{-tau_d s}
@@ -9,7 +9,7 @@ The actuator with its inner displacement loop is described by a low-order *proce
 (for G2/G2D the static gain is ``K / w0^2``, so unity tracking needs ``K ~ w0^2``).  The model is
 identified from stepped-sine frequency responses (:func:`rths_ros.core.sysid.qualification.fit_process_model`)
 and inverted as an open-loop feedforward (:class:`InverseModelFeedforward`): the delay is
-cancelled by the polynomial forward predictor (:mod:`rths_ros.core.methods.prediction`, seed 004 eqs. 2-3)
+cancelled by the polynomial forward predictor (:mod:`rths_ros.core.methods.prediction`, du Bois et al. 2010 eqs. 2-3)
 and the lag by the inverse transfer function in the time domain (eq. 4)::
 
     r = (tau_p x_tau' + x_tau) / K                      (G1, G1D; the printed "+ 1" is a typo)
@@ -25,7 +25,7 @@ divisions by ``delta`` that the print omits)::
 
 Without delay (G1, G2) ``x(tau)`` etc. are the last three demand samples.
 
-Coupling switches and safety (seed 004 §4.4):
+Coupling switches and safety (du Bois et al. 2010 §4.4):
 
 * force switch ``gamma``: ``f = gamma f_p + (1 - gamma) f_n`` (eq. 25), ``f_p`` measured,
   ``f_n`` the force of a numerical model of the specimen; displacement switch ``s_x`` scales the
@@ -33,7 +33,7 @@ Coupling switches and safety (seed 004 §4.4):
 * power-discrepancy trip: ``dP = f (v_num - v_phys)``, ``e = LPF(dP^2)``; when ``e`` exceeds a
   threshold the trip latches and ``gamma`` is ramped to 0 "continuously but quickly".
 
-The seed gives no numbers for the trip filter, threshold or ramp, nor for any identified model;
+The paper gives no numbers for the trip filter, threshold or ramp, nor for any identified model;
 the defaults below are choices (documented in docs/methods.md).  The LPF is the exact
 discretisation of ``1/(T s + 1)`` under a zero-order hold.
 """
@@ -52,7 +52,7 @@ MODEL_KINDS = ("G1", "G2", "G1D", "G2D")
 
 @dataclass(frozen=True)
 class ProcessModelParams:
-    """Process model of the actuator + inner loop (seed 004 eq. 1)."""
+    """Process model of the actuator + inner loop (du Bois et al. 2010 eq. 1)."""
 
     kind: str = param("G1D", "", doc="model structure: G1, G2 (lag) or G1D, G2D (lag + delay)",
                       choices=MODEL_KINDS)
@@ -120,7 +120,7 @@ class ProcessModelParams:
 
 @dataclass(frozen=True)
 class SwitchParams:
-    """Continuous coupling switches (seed 004 §4.4)."""
+    """Continuous coupling switches (du Bois et al. 2010 §4.4)."""
 
     gamma_initial: float = param(0.0, "", 0.0, 1.0, "force switch gamma at start (0 = simulated specimen force)")
     gamma_target: float = param(1.0, "", 0.0, 1.0, "force switch gamma to ramp to (1 = measured force)")
@@ -132,7 +132,7 @@ class SwitchParams:
 
 @dataclass(frozen=True)
 class TripParams:
-    """Power-discrepancy stability trip (seed 004 §4.4)."""
+    """Power-discrepancy stability trip (du Bois et al. 2010 §4.4)."""
 
     enabled: bool = param(True, "", doc="monitor dP = f (v_num - v_phys) and trip on its filtered square")
     lpf_time_constant_s: float = param(0.05, "s", 1e-5, 100.0, "time constant T of the LPF 1/(T s + 1) on dP^2")
@@ -142,7 +142,7 @@ class TripParams:
 
 @dataclass(frozen=True)
 class TDCParams:
-    """Transfer-dynamics cancellation coupling (seed 004)."""
+    """Transfer-dynamics cancellation coupling (du Bois et al. 2010)."""
 
     model: ProcessModelParams = param(ProcessModelParams(), doc="identified process model")
     predictor: PredictorParams = param(PredictorParams(), doc="forward predictor (horizon = model delay)")
@@ -216,7 +216,7 @@ class RampedSwitch:
 
 
 def blend_force(gamma: float, f_phys: float, f_model: float) -> float:
-    """Seed 004 eq. (25): ``f = gamma f_p + (1 - gamma) f_n``."""
+    """du Bois et al. 2010 eq. (25): ``f = gamma f_p + (1 - gamma) f_n``."""
     return gamma * f_phys + (1.0 - gamma) * f_model
 
 
@@ -244,7 +244,7 @@ class PowerTrip:
 
 
 class TransferDynamicsCancellation:
-    """Per-sample coupling object for a node (seed 004 §4, pseudo-code 004.10 (c)).
+    """Per-sample coupling object for a node (du Bois et al. 2010 §4, pseudo-code 004.10 (c)).
 
     Each control tick:
 
@@ -293,7 +293,7 @@ SPECIMEN_MODEL_CHOICES = ("quasi_static", "sticky", "cor", "penalty")
 
 @dataclass(frozen=True)
 class ForceBlendParams:
-    """Seed 004 §4.4 in the loop of the contact test: the numerical part is driven by
+    """du Bois et al. 2010 §4.4 in the loop of the contact test: the numerical part is driven by
     ``f = gamma f_p + (1 - gamma) f_n`` (eq. 25) with ``f_p`` the measured interface force and ``f_n`` the force of a
     numerical model of the specimen driven by the numerical interface position; the power-discrepancy trip ramps
     ``gamma`` to 0 (the test then runs on the model force)."""
@@ -341,7 +341,7 @@ class ForceSwitch:
 
 
 class ForceBlend(ForceSwitch):
-    """Force switch, specimen model and trip of seed 004 §4.4 for the 1-D contact test.
+    """Force switch, specimen model and trip of du Bois et al. 2010 §4.4 for the 1-D contact test.
 
     Per synchronisation step ``k`` (before the numerical part steps): ``f = force(f_p, z, z', z'_ach)`` with
     ``f_p`` the measured (gated) interface force, ``z, z'`` the numerical interface state of step ``k`` (the

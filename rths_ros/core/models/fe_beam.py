@@ -4,7 +4,7 @@ deflection coupled to the specimen on the Stewart platform (the 1-D interface of
 
     M q'' + D q' + K q = G^T (F_0 sin(2 pi f_0 t) - F_int),      z = G q  (the tip deflection)
 
-The FE library is :mod:`rths_ros.core.models.fe` (seed 001 §2.2-2.3: beam matrices, reduction, the steppers with a
+The FE library is :mod:`rths_ros.core.models.fe` (Bartl 2019 §2.2-2.3: beam matrices, reduction, the steppers with a
 pre-factorised effective matrix); this module only assembles the scenario's beam and wraps the stepper as a
 1-DoF integrator.  The defaults give the beam the static tip stiffness of the linear oscillator example (about
 4000 N/m: 1 m long, 50 x 11.5 mm, 210 GPa) and a 9 kg tip mass, so the 52 N drive at 0.25 Hz swings the tip
@@ -48,7 +48,7 @@ class FeBeamParams:
     n_modes: int = param(10, "", 1, 500, "modes kept by the reduction")
     integrator: str = param("newmark", "", doc="newmark (average acceleration) or hht (HHT-alpha, numerical "
                             "damping of the high modes)", choices=("newmark", "hht"))
-    hht_alpha: float = param(0.1, "", 0.0, 1.0 / 3.0, "HHT alpha (seed 001 convention; beta, gamma from it)")
+    hht_alpha: float = param(0.1, "", 0.0, 1.0 / 3.0, "HHT alpha (Bartl 2019 convention; beta, gamma from it)")
     drive_amplitude_n: float = param(52.0, "N", 0.0, 1e6, "amplitude F_0 of the harmonic force at the tip")
     drive_frequency_hz: float = param(0.25, "Hz", 0.0, 100.0, "frequency f_0 of the drive")
 

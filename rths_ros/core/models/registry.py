@@ -4,9 +4,9 @@ A model belongs to a *family* that says how the rest of the loop serves it: ``in
 DoF z on the Stewart platform, force along it, the contact test's plant and metrics), ``gait`` (the 3-DoF
 sagittal interface of the prosthetic-foot test), ``building`` (the servo-hydraulic benchmark's actuator and
 tracking controller), ``linear_motor`` (one interface DoF on a linear motor's axis instead of the Stewart
-platform: seed 001's cubic-spring rig) and ``damper_rig`` (a servo-hydraulic actuator driving a hydraulic damper
-with transfer-dynamics cancellation: seed 004's rig) and ``shaker_pair`` (a two-DoF interface driven by two
-force-controlled shakers: seed 001's coupled beams).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
+platform: Bartl's (2019) cubic-spring rig) and ``damper_rig`` (a servo-hydraulic actuator driving a hydraulic damper
+with transfer-dynamics cancellation: du Bois et al.'s (2010) rig) and ``shaker_pair`` (a two-DoF interface driven by two
+force-controlled shakers: Bartl's (2019) coupled beams).  :mod:`rths_ros.app.factory` maps each family to its platform path, force path and plant;
 the analysis maps it to its metrics.  A new model of an existing family is one module in this folder and one
 line of :data:`MODELS` (docs/architecture.md shows it with the linear oscillator).
 """
@@ -54,35 +54,35 @@ class ModelEntry:
 
 MODELS: dict[str, ModelEntry] = {
     "contact_1d": ModelEntry("interface_1d", contact1d.build_rk, "mass-spring-damper with contact, DOP853 "
-                             "(numerical.contact_1d; seed 000 ch. 4)", contact1d.reference, qualification=True,
+                             "(numerical.contact_1d; Insam 2022 ch. 4)", contact1d.reference, qualification=True,
                              reference_report=contact1d.reference_report),
     "contact_1d_newmark": ModelEntry("interface_1d", contact1d.build_newmark, "the contact test's numerical part "
-                                     "integrated by Newmark (numerical.newmark; seed 001 §2.3)", contact1d.reference,
+                                     "integrated by Newmark (numerical.newmark; Bartl 2019 §2.3)", contact1d.reference,
                                      qualification=True, reference_report=contact1d.reference_report),
     "contact_1d_independent": ModelEntry("interface_1d", contact1d.build_independent, "the contact test's numerical "
-                                         "part with independent integration (numerical.independent; seed 003)",
+                                         "part with independent integration (numerical.independent; du Bois (IMAC, ch. 25))",
                                          contact1d.reference, reference_report=contact1d.reference_report),
     "vpp": ModelEntry("gait", gait.build, "VPP amputee walker of the prosthetic-foot gait test (numerical.vpp, "
-                      "numerical.gait; seed 000 ch. 15-17)"),
+                      "numerical.gait; Insam 2022 ch. 15-17)"),
     "building": ModelEntry("building", building.build, "the servo-hydraulic vRTHS building benchmark "
                            "(numerical.building, tracking_controller)"),
     "oscillator_1d": ModelEntry("interface_1d", oscillator.build, "linear single-DoF oscillator with a harmonic "
                                 "drive (numerical.oscillator_1d; the worked example of docs/architecture.md)",
                                 section="oscillator_1d", params=oscillator.OscillatorParams),
     "fe_beam_1d": ModelEntry("interface_1d", fe_beam.build, "finite-element cantilever with a tip mass, Craig-Bampton "
-                             "reduced, Newmark or HHT-alpha (numerical.fe_beam_1d; seed 001 §2.2-2.3)",
+                             "reduced, Newmark or HHT-alpha (numerical.fe_beam_1d; Bartl 2019 §2.2-2.3)",
                              section="fe_beam_1d", params=fe_beam.FeBeamParams),
     "cubic_spring": ModelEntry("linear_motor", bartl_rths.build, "mass-spring-damper with a harmonic force, Newmark, "
-                               "coupled to a cubic spring on a linear motor (numerical.cubic_spring; seed 001 §6.2)",
+                               "coupled to a cubic spring on a linear motor (numerical.cubic_spring; Bartl 2019 §6.2)",
                                bartl_rths.reference, section="cubic_spring",
                                params=bartl_rths.CubicSpringScenarioParams, validate=bartl_rths.validate_scenario),
     "dubois_damper": ModelEntry("damper_rig", dubois_rths.build, "2-DOF chain with base excitation as modal "
                                 "transfer functions (RK4), coupled to a hydraulic damper on a servo-hydraulic "
-                                "actuator (numerical.dubois_damper; seed 004)", section="dubois_damper",
+                                "actuator (numerical.dubois_damper; du Bois et al. 2010)", section="dubois_damper",
                                 params=dubois_rths.DuboisScenarioParams),
     "coupled_beams": ModelEntry("shaker_pair", beams_rths.build, "Craig-Bampton cantilever (Newmark) coupled through "
                                 "a two-DoF plate interface to a second beam driven by two shakers, harmonic AFF "
-                                "(numerical.coupled_beams; seed 001 §6.1)", section="coupled_beams",
+                                "(numerical.coupled_beams; Bartl 2019 §6.1)", section="coupled_beams",
                                 params=beams_rths.CoupledBeamsParams, validate=beams_rths.validate_scenario),
 }
 

@@ -1,7 +1,7 @@
-"""Independent integration: a multi-rate hybrid-test coupling (seed 003, du Bois, Sect. 25.2).
+"""Independent integration: a multi-rate hybrid-test coupling (du Bois (IMAC, ch. 25), Sect. 25.2).
 
 The numerical substructure is advanced with a coarse explicit step ``H``.  Between its steps a
-fast outer loop (2 kHz in the seed) integrates only the interface DoFs with a model linearised
+fast outer loop (2 kHz in the paper) integrates only the interface DoFs with a model linearised
 about the latest full-model state, so the actuator demand reacts to the measured force *within*
 a model step::
 
@@ -13,9 +13,9 @@ a model step::
 step; ``f``: force measured at the current fast sample; ``alpha``: reconciliation gain applied at
 every fast sample.  The full model is then advanced with the **mean** of the forces sampled over
 its step.  With ``f == f_0`` throughout, the fast loop reproduces one explicit-Euler step of the
-full model (the property the seed states; tested).
+full model (the property the paper states; tested).
 
-Choices where the seed is ambiguous (all selectable, defaults marked):
+Choices where the paper is ambiguous (all selectable, defaults marked):
 
 * ``force_ref`` (``f_0`` in 25.1): ``"mean"`` (default) the force the full model's latest step
   was advanced with, i.e. the mean force of the previous model step (the first sample at the
@@ -28,17 +28,17 @@ Choices where the seed is ambiguous (all selectable, defaults marked):
 
 * ``jacobian``: ``"step"`` (default) ``J = d v_{k+1} / d f_k`` of the discrete model step,
   obtained by finite differences over perturbed copies of the step (the "parallel" evaluation of
-  the seed; ``H/m`` for a 1-DoF explicit-Euler model); ``"growing"`` ``J(t) = J (t - t_k) / H``,
+  the paper; ``H/m`` for a 1-DoF explicit-Euler model); ``"growing"`` ``J(t) = J (t - t_k) / H``,
   the continuous sensitivity that grows within the step.
 * ``reference`` (``y_ref`` in 25.4): ``"hold"`` (default) the full model's interface position at
   the latest step (the literal ``y_0``); ``"euler_path"`` the full model's explicit-Euler path
   ``y_0 + y'_0 (t - t_k)`` inside the step (with it the ``f == f_0`` equivalence holds for any
   ``alpha``; with ``"hold"`` only for ``alpha = 0``).
 * The fast-loop state ``y`` is carried across model steps (the actuator demand must not jump).
-* The actuator is ideal (seed 003): the specimen sits at the demanded position and the force is
+* The actuator is ideal (du Bois (IMAC, ch. 25)): the specimen sits at the demanded position and the force is
   sampled there at every fast sample.
 
-The contact example of the seed (Table 25.1) is provided as :class:`ContactExampleParams` with
+The contact example of the paper (Table 25.1) is provided as :class:`ContactExampleParams` with
 :func:`simulate_reference` (continuous, variable-step RK45 with the contact switching located by an
 event), :func:`simulate_explicit_euler` (conventional coupling: the actuator holds ``x_k`` for the
 step and the model uses the force sampled at ``t_k``) and :func:`simulate_independent`.  The
@@ -62,11 +62,11 @@ FORCE_REF_CHOICES = ("mean", "sample")
 
 @dataclass(frozen=True)
 class IndependentIntegrationParams:
-    """Multi-rate independent integration (seed 003)."""
+    """Multi-rate independent integration (du Bois (IMAC, ch. 25))."""
 
     main_step_s: float = param(0.01, "s", 1e-5, 1.0, "H: step of the full numerical model (seed: 10/20 ms)")
-    fast_step_s: float = param(0.0005, "s", 1e-6, 0.1, "dt: step of the interface loop (2 kHz in seed 003)")
-    alpha: float = param(1e-3, "", 0.0, 1.0, "reconciliation gain per fast step (seed 003: 1e-3 and 5e-3)")
+    fast_step_s: float = param(0.0005, "s", 1e-6, 0.1, "dt: step of the interface loop (2 kHz in du Bois (IMAC, ch. 25))")
+    alpha: float = param(1e-3, "", 0.0, 1.0, "reconciliation gain per fast step (du Bois (IMAC, ch. 25): 1e-3 and 5e-3)")
     jacobian: str = param("step", "", doc="'step' = dv_{k+1}/df of the discrete model step (finite differences); "
                           "'growing' = that value scaled by (t - t_k)/H", choices=JACOBIAN_CHOICES)
     reference: str = param("hold", "", doc="reconciliation target: 'hold' = model interface position at the "
@@ -130,7 +130,7 @@ class LinearEulerModel:
 
 
 class IndependentIntegrator:
-    """Fast interface loop of seed 003 (eqs. 25.1-25.4) with a force accumulator.
+    """Fast interface loop of du Bois (IMAC, ch. 25) (eqs. 25.1-25.4) with a force accumulator.
 
     Per model step: :meth:`begin_step` with ``y_0, y'_0``, the force sampled at the model step and
     ``J``; then ``substeps`` calls of :meth:`substep` with the force measured at the current demand,
@@ -228,12 +228,12 @@ def run_independent(model: LinearEulerModel, params: IndependentIntegrationParam
 
 
 # ------------------------------------------------------------------------------------------------
-# seed 003 contact example
+# du Bois (IMAC, ch. 25) contact example
 # ------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class ContactExampleParams:
-    """1-DoF numerical substructure and pre-loaded contact spring of seed 003 (Table 25.1)."""
+    """1-DoF numerical substructure and pre-loaded contact spring of du Bois (IMAC, ch. 25) (Table 25.1)."""
 
     m_kg: float = param(1.0, "kg", 1e-6, 1e6, "numerical mass m")
     k_n_n_per_m: float = param(40.0, "N/m", 0.0, 1e9, "numerical stiffness k_N")
@@ -262,7 +262,7 @@ def simulate_reference(p: ContactExampleParams, duration_s: float, t_eval: np.nd
                        rest_speed_m_s: float = 1e-5) -> dict:
     """Continuous hybrid system (ideal: infinitely fast model, ideal actuator), RK45 with events.
 
-    Each contact change is located by an event.  The rebounds of the seed's example shrink
+    Each contact change is located by an event.  The rebounds of the paper's example shrink
     geometrically; once the speed at a contact event is below ``rest_speed_m_s`` the mass is
     taken to rest on the pre-loaded spring (``x = contact_m``), which is where the continuous
     solution converges.

@@ -1,6 +1,6 @@
 """Fixed-step explicit Runge-Kutta integration for small ODE systems.
 
-The numerical substructure of the contact test (seed 000, Table A.2) is integrated with
+The numerical substructure of the contact test (Insam 2022, Table A.2) is integrated with
 Simulink's fixed-step solver *ode8* at the synchronisation step ``dT = 1 ms``.  This module
 provides the same class of method: an 8th-order explicit Dormand-Prince scheme run at a
 fixed step.  The Butcher tableau is the 12-stage 8th-order part of DOP853 (Hairer, Norsett

@@ -1,15 +1,15 @@
-"""Newmark time integration of a linear numerical substructure inside a hybrid test (seed 001 §2.3).
+"""Newmark time integration of a linear numerical substructure inside a hybrid test (Bartl 2019 §2.3).
 
 Model: ``M q'' + C q' + K q = G^T lam + f_ext`` with ``n`` DoF, interface displacement
 ``y = G q`` (``G``: ``n_int x n`` Boolean/Jacobian, default the identity) and ``lam`` the force
 the physical substructure exerts on the numerical one in interface coordinates.  With the
-single sign convention of seed 001 (``lam_VIR = -lam_EXP``) this is minus the force measured on
+single sign convention of Bartl 2019 (``lam_VIR = -lam_EXP``) this is minus the force measured on
 the specimen; the caller converts.
 
 Two one-step schemes, both with a pre-factorised iteration matrix ``S`` (no solve in the loop
 beyond a triangular back-substitution, no allocation):
 
-* :class:`CentralDifference` (``beta = 0, gamma = 1/2``, seed 001 eq. 2.46) for **feedback**
+* :class:`CentralDifference` (``beta = 0, gamma = 1/2``, Bartl 2019 eq. 2.46) for **feedback**
   coupling.  At sample ``n`` the command ``y[n] = G q[n]`` has been sent; the measured force
   ``lam[n]`` yields ``q''[n]``, ``q'[n]`` and the explicit next displacement
   ``q[n+1] = q[n] + dt q'[n] + dt^2/2 q''[n]``, which :meth:`CentralDifference.step` returns as the
@@ -20,7 +20,7 @@ beyond a triangular back-substitution, no allocation):
   :meth:`AverageAcceleration.step` returns ``y_VIR[n+1] = G q[n+1]``, the interface displacement
   the physical side must match (the gap ``g = y_EXP - y_VIR`` drives the adaptation).
   ``S = M + dt/2 C + dt^2/4 K``.  Unconditionally stable, no amplitude error, period elongation
-  ``~ (omega dt)^2 / 12`` (the value printed in seed 001 Table 2.1, ``(omega dt)^2/2``, is not the
+  ``~ (omega dt)^2 / 12`` (the value printed in Bartl 2019 Table 2.1, ``(omega dt)^2/2``, is not the
   behaviour of this scheme; see the tests).
 
 :class:`Newmark` is the general ``(beta, gamma)`` member with the force at the new time level
@@ -264,7 +264,7 @@ class Newmark:
 class AverageAcceleration(Newmark):
     """Implicit average-acceleration Newmark (``beta = 1/4, gamma = 1/2``) fed by measured forces.
 
-    ``step(lam[n+1], f_ext[n+1]) -> y_VIR[n+1]`` (seed 001 eq. 2.48; no iteration).
+    ``step(lam[n+1], f_ext[n+1]) -> y_VIR[n+1]`` (Bartl 2019 eq. 2.48; no iteration).
     """
 
     def __init__(self, M, C, K, dt: float, G=None, q0=None, qd0=None, f_ext0=None, lam0=None) -> None:
@@ -276,7 +276,7 @@ class CentralDifference:
 
     State at sample ``n``: ``q[n]`` (already commanded), ``q'[n-1]``, ``q''[n-1]``.
     ``step(lam[n], f_ext[n])`` returns the next displacement command ``G q[n+1]``
-    (seed 001 eq. 2.46 and its pseudo-code).  The first call uses ``q'[-1] = q'0`` and
+    (Bartl 2019 eq. 2.46 and its pseudo-code).  The first call uses ``q'[-1] = q'0`` and
     ``q''[-1] = 0`` so that ``q'[0] = q'0`` exactly.
     """
 

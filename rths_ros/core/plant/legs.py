@@ -1,6 +1,6 @@
 """Digital twin of the six Stewart-platform legs and their decentralised cascade controllers.
 
-Seed 000 (Insam), §4.2.2 and §4.3.1, Fig. 4.4, Table 4.1, Table A.1.
+Insam 2022, §4.2.2 and §4.3.1, Fig. 4.4, Table 4.1, Table A.1.
 
 Each leg ``i`` is the identified current -> length model (eq. 4.2, Table 4.1)::
 
@@ -34,7 +34,7 @@ from rths_ros.params import ParameterError, param
 
 N_LEGS = 6
 
-#: Table A.1 of seed 000: (K_Pp [1/s], K_Pv [A s/m], K_Iv [A/m]).
+#: Table A.1 of Insam 2022: (K_Pp [1/s], K_Pv [A s/m], K_Iv [A/m]).
 CASCADE_PRESETS = {
     "PPI1": (20.0, 0.2, 1.0),
     "PPI2": (50.0, 0.2, 5.0),
@@ -79,12 +79,12 @@ class LegCascadeParams:
 
     @classmethod
     def PPI1(cls) -> LegCascadeParams:
-        """K_Pp = 20 1/s, K_Pv = 0.2 As/m, K_Iv = 1 A/m (seed 000, chapters 4-7)."""
+        """K_Pp = 20 1/s, K_Pv = 0.2 As/m, K_Iv = 1 A/m (Insam 2022, chapters 4-7)."""
         return cls(preset="PPI1")
 
     @classmethod
     def PPI2(cls) -> LegCascadeParams:
-        """K_Pp = 50 1/s, K_Pv = 0.2 As/m, K_Iv = 5 A/m (seed 000, chapter 8 and Part III)."""
+        """K_Pp = 50 1/s, K_Pv = 0.2 As/m, K_Iv = 5 A/m (Insam 2022, chapter 8 and Part III)."""
         return cls(preset="PPI2")
 
     @property
@@ -114,7 +114,7 @@ def closed_loop_frf(freq_hz, leg: int, plant: LegPlantParams | None = None,
     """Continuous-time closed loop B'(jw)/B(jw) of one leg (0-based index ``leg``).
 
     ``T_v = G_v s P / (1 + G_v s P)``; without VFF ``T = K_Pp T_v / (s + K_Pp T_v)``, with velocity
-    feedforward ``T = (s + K_Pp) T_v / (s + K_Pp T_v)`` (digest of seed 000, §2.3).
+    feedforward ``T = (s + K_Pp) T_v / (s + K_Pp T_v)`` (Insam 2022, §2.3).
     """
     plant = plant or LegPlantParams()
     cascade = cascade or LegCascadeParams()

@@ -1,6 +1,6 @@
 """Simulated prosthetic foot on the ground plate: nonlinear, angle-dependent sole contact with friction.
 
-Seed 000 (Insam) §16.2 and appendix C: the tested foot is an Ottobock 1C40 (ESAR carbon foot).  Fig. C.1 gives
+Insam 2022 §16.2 and appendix C: the tested foot is an Ottobock 1C40 (ESAR carbon foot).  Fig. C.1 gives
 its measured force-displacement curves for several loading angles alpha between shank and ground (90 deg = heel
 and forefoot on the ground, > 90 deg tilted towards the toes, < 90 deg towards the heel); the text states only that
 the curves are nonlinear, that the forefoot is relatively stiff (the forces rise rapidly once it is deformed,
@@ -28,7 +28,7 @@ contact patch grows with the compression (progressive force-displacement curve) 
 shank rotates, which shifts the centre of pressure without an ankle torque (ch. 17: "solely due to the rolling
 motion of the foot").  The forces act at the point's projection on the plate surface.
 
-Choices where the seed is silent (all parameters): stiffness ratio forefoot/heel 3, hardening length d_h = 0.04 m,
+Choices where the source is silent (all parameters): stiffness ratio forefoot/heel 3, hardening length d_h = 0.04 m,
 ball at 0.6 l_ff, toe spring 0.01 m, damping time 2 ms, friction coefficient 0.5, regularisation speed 0.01 m/s,
 foot mass 0.5 kg at (0.03, -0.10, 0) m in F.  Not modelled: tangential compliance and stiction of the sole (the
 friction is a function of the slip velocity only), the foot's inertia (quasi-static), the sole width (a line

@@ -1,6 +1,6 @@
 """Simulated plant (digital twin) of the 1-D contact test: Stewart platform legs + specimen + sensors.
 
-Seed 000 (Insam), §4.2-4.3 (vRTHS).  One call of :meth:`SimPlant.step` advances the plant over one
+Insam 2022, §4.2-4.3 (vRTHS).  One call of :meth:`SimPlant.step` advances the plant over one
 synchronisation step t_k -> t_{k+1} (fast-path step 6) and returns the measurement m_{k+1}:
 
 1. the leg command (length ``b_cmd`` and velocity-level feedforward), optionally delayed by
@@ -16,7 +16,7 @@ synchronisation step t_k -> t_{k+1} (fast-path step 6) and returns the measureme
    the wrench is the specimen force in the sensor frame (aligned with the TCP, origin at the TCP) plus
    bias and seeded Gaussian noise.
 
-Prosthetic-foot specimen (``specimen_kind = prosthetic_foot``, the gait RTHS of seed 000 Part III): steps 2-3
+Prosthetic-foot specimen (``specimen_kind = prosthetic_foot``, the gait RTHS of Insam 2022 Part III): steps 2-3
 are replaced by the simulated 1C40 foot (:class:`~rths_ros.core.plant.prosthetic_foot.ProstheticFoot`) on the fixed
 ground plate.  The true platform pose (forward kinematics of the true leg lengths) and its body twist (from the
 true leg rates) pose the foot through the mounting of :class:`~rths_ros.core.models.gait.interface.GaitInterface`
@@ -50,7 +50,7 @@ __all__ = ["SimPlantParams", "PlantOutput", "SimPlant"]
 
 @dataclass(frozen=True)
 class SimPlantParams:
-    """Digital twin of the transfer system and the experimental part (seed 000 §4.3)."""
+    """Digital twin of the transfer system and the experimental part (Insam 2022 §4.3)."""
 
     legs: LegPlantParams = param(LegPlantParams(), doc="identified leg models (Table 4.1)")
     cascade: LegCascadeParams = param(LegCascadeParams(), doc="cascade controller gains (Table A.1)")

@@ -1,6 +1,6 @@
 """Digital twin of the experimental part of the 1-D contact test, mounted upside down.
 
-Seed 000 (Insam), §4.1, §4.2.4 (Fig. 4.5), §4.3.2, Table A.2.
+Insam 2022, §4.1, §4.2.4 (Fig. 4.5), §4.3.2, Table A.2.
 
 Geometry (world z up)::
 

@@ -1,7 +1,7 @@
 """Leg commands for the Stewart platform: inverse kinematics, velocity feedforward, limit checks.
 
-Per synchronisation step the numerical part's interface state (q, qdot) becomes six leg commands (seed 000
-§4.2.1, Fig. 4.4; digest seed000-part1 §2.2-2.3, §2.8 steps 4-6):
+Per synchronisation step the numerical part's interface state (q, qdot) becomes six leg commands (Insam 2022
+§4.2.1, Fig. 4.4):
 
 * desired leg length b_i = IK(q) (closed form, :class:`~rths_ros.core.platform.stewart.StewartKinematics`);
 * desired leg rate bdot_i = J(pose) V_TCP(q, qdot) (analytic, no numerical differentiation);
@@ -12,7 +12,7 @@ Per synchronisation step the numerical part's interface state (q, qdot) becomes 
   commander writes 0 and the adaptive filter adds its output there;
 * command shaping (``coupling``, :mod:`rths_ros.core.methods.coupling`): before the inverse kinematics the interface
   state may be replaced by its forward prediction or by the inverse process model of the transfer system
-  (transfer-dynamics cancellation, seed 004).  Off by default; then (q, qdot) pass unchanged.
+  (transfer-dynamics cancellation, du Bois et al. 2010).  Off by default; then (q, qdot) pass unchanged.
 
 Added delay (``added_delay_steps`` = n, default 0): the finished command of step k (after the limit check) waits n
 steps and leaves at step k + n; the first n steps of a trial send the start pose (home lengths, zero rates).  It is
@@ -21,7 +21,7 @@ loop in the same way on the digital twin, on the hardware drivers and on a ros2_
 FACE sweep on a rig, Insam 2022 ch. 11; docs/fidelity.md).  Feedforward that the learners add afterwards (ILC,
 AFF) is not delayed.  With n = 0 the command path is unchanged.
 
-Limits (seed 000 §16.2, Riebe [183]): stroke (leg length range), leg speed and universal-joint angle.  A command
+Limits (Insam 2022 §16.2, Riebe [183]): stroke (leg length range), leg speed and universal-joint angle.  A command
 outside them raises :class:`LimitViolation` (the supervisor stops the test) unless ``enforce_limits`` is off.
 The leg speed limit applies to the desired rate ``bdot`` and to the velocity feedforward the leg controller
 adds (VFF plus any velocity-level learner output, e.g. ILC with ``injection: velocity``):
@@ -47,11 +47,11 @@ class PlatformCommanderParams:
     """Feedforward and limit switches of the leg command generation."""
 
     vff: bool = param(False, "", doc="velocity feedforward: add the desired leg velocity bdot to the output of the "
-                      "position controller (seed 000 §4.2.1)")
+                      "position controller (Insam 2022 §4.2.1)")
     enforce_limits: bool = param(True, "", doc="raise LimitViolation when a command leaves the stroke, leg speed or "
                                  "joint angle limits")
     coupling: CouplingParams = param(CouplingParams(), doc="command shaping before the inverse kinematics: forward "
-                                     "prediction or transfer-dynamics cancellation (seed 004)")
+                                     "prediction or transfer-dynamics cancellation (du Bois et al. 2010)")
     added_delay_steps: int = param(0, "steps", 0, 1000, "added pure delay of the leg commands: the command of "
                                    "step k leaves the platform path at step k + n, the first n steps of a trial hold "
                                    "the start pose; degrades the transfer system on every plant (FACE on a rig, "

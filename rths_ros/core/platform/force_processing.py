@@ -1,13 +1,13 @@
 """Interface force from the raw 6-axis wrench: tare, gravity compensation and contact gating.
 
-Seed 000 (Insam), §4.2.4.  The specimen is mounted upside down on the force/torque sensor, so the
+Insam 2022, §4.2.4.  The specimen is mounted upside down on the force/torque sensor, so the
 sensor's z force is ``F'_m = F_z = -m_EXP g`` in flight and ``-(m_EXP g + N)`` in contact.  The gravity
 compensation of the thesis::
 
     f_meas = F'_m + 2 m_EXP g          (= m_EXP g in flight, m_EXP g - N in contact)
 
 gives the force "as if the experimental part was hanging".  In flight the sensor noise exceeds the
-inertia forces of the specimen, so the thesis gates the force (§2.4 of the digest)::
+inertia forces of the specimen, so the thesis gates the force::
 
     f_int = f_meas   if contact
     f_int = m_EXP g  otherwise
@@ -36,7 +36,7 @@ F_CONTACT, F_COUNT, F_TARED, F_BIAS_Z = 0, 1, 2, 3
 
 @dataclass(frozen=True)
 class ForceProcessorParams:
-    """Tare, gravity compensation and contact gating of the measured force (seed 000 §4.2.4)."""
+    """Tare, gravity compensation and contact gating of the measured force (Insam 2022 §4.2.4)."""
 
     m_exp_kg: float = param(0.38, "kg", 0.0, 1e3, "specimen mass m_EXP used in the gravity compensation")
     g_m_per_s2: float = param(9.81, "m/s^2", 0.0, 100.0, "gravitational acceleration g")

@@ -1,7 +1,7 @@
 """Mapping between the interface coordinates of the numerical part and the Stewart platform.
 
-The numerical part commands an interface displacement vector q (seed 000: z, len(dofs) entries) measured from the
-interface's home; the platform must impose it on the specimen.  Seed 000 §2.8 step 4 (digest): "inverse
+The numerical part commands an interface displacement vector q (Insam 2022: z, len(dofs) entries) measured from the
+interface's home; the platform must impose it on the specimen.  Insam 2022 §2.8 step 4: "inverse
 kinematics: Z = z (pure Z motion) -> desired leg lengths b_i"; step 7: "b'_i -> direct kinematics -> z'".
 
 Interface frame

@@ -81,9 +81,9 @@ class SafetyParams:
     """Limits, watchdogs and the safe pose (see docs/safety.md)."""
 
     force_limit_n: float = param(1e4, "N", 1.0, 1e6, "rated force range of the force/torque sensor: any "
-                                 "|F_x|, |F_y|, |F_z| above it aborts (seed 000 §16.2: 1e4 N)")
+                                 "|F_x|, |F_y|, |F_z| above it aborts (Insam 2022 §16.2: 1e4 N)")
     torque_limit_nm: float = param(500.0, "N m", 0.01, 1e5, "rated torque range of the sensor: any |T_x|, "
-                                   "|T_y|, |T_z| above it aborts (seed 000 §16.2: 500 N m)")
+                                   "|T_y|, |T_z| above it aborts (Insam 2022 §16.2: 500 N m)")
     interface_limit_m: float = param(0.05, "m", 1e-4, 1.0, "largest interface displacement from the home pose "
                                      "the platform accepts as a command")
     watchdog_steps: int = param(100, "", 2, 100000, "realtime: a fast-path topic this many steps behind the "

@@ -1,6 +1,6 @@
 """Kinematics of the 6-6 Gough-Stewart platform (hexapod) used as the transfer system.
 
-Seed 000 (Insam, §4.2.1) describes the actuator as an in-house Gough-Stewart platform of about 0.7 m height in
+Insam 2022 (§4.2.1) describes the actuator as an in-house Gough-Stewart platform of about 0.7 m height in
 the used configuration, six electric spindle legs with universal joints at both ends, and a TCP on the upper
 plate with the six workspace coordinates X = {X, Y, Z, Phi, Theta, Psi}.  Inverse kinematics turns the
 workspace command X into the leg commands b_i, direct (forward) kinematics turns the measured leg lengths b'_i
@@ -15,7 +15,7 @@ Frames
   above the centre of the platform joint plane.  A *pose* is always the pose of the TCP frame in W,
   ``pin.SE3(R, t)``.  At home R = I and t = (0, 0, home_height_m + tcp_offset_m).
 
-Closed-form inverse kinematics (seed 001 eq. 3.8/3.9 in this notation):
+Closed-form inverse kinematics (Bartl 2019 eq. 3.8/3.9 in this notation):
 ``l_i = t + R p_i - a_i``, ``b_i = |l_i|`` with a_i the base joint i in W and p_i the platform joint i in the
 TCP frame.
 
@@ -63,7 +63,7 @@ class StewartGeometryParams:
     Base joint pairs are centred at 0, 120 and 240 deg about the world z axis, platform joint pairs at 60, 180 and
     300 deg; each leg joins a base joint to the nearest joint of the neighbouring platform pair (the usual
     zig-zag layout).  Stroke 0.18 m, leg speed 0.5 m/s (hardware) / 0.25 m/s (used) and 45 deg joint angles are
-    the values of seed 000 §16.2.
+    the values of Insam 2022 §16.2.
 
     A rig whose joints do not follow the circles-and-pairs layout gives its joint centres explicitly
     (``base_joints_m`` and ``platform_joints_m``, both or neither); the radii and half-angles are then unused.

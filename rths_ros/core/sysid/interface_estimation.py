@@ -1,4 +1,4 @@
-"""Interface forces and states through a transmission simulator (seed 001 §3.2).
+"""Interface forces and states through a transmission simulator (Bartl 2019 §3.2).
 
 The experimental component is not instrumented at its interface.  It is mounted on a transmission simulator
 (TS), a structure with a known model

@@ -1,4 +1,4 @@
-"""Closed-loop identification of the Stewart platform legs (seed 000 §4.3.1, Fig. 4.6, eq. 4.1-4.2, Table 4.1).
+"""Closed-loop identification of the Stewart platform legs (Insam 2022 §4.3.1, Fig. 4.6, eq. 4.1-4.2, Table 4.1).
 
 Procedure of the thesis [T]: with the cascade controllers on, a *segmented multisine* current is injected
 behind each leg's velocity controller (current level, ``G_i ~ 1``); the range up to 100 Hz is covered with a
@@ -60,7 +60,7 @@ __all__ = ["SysIdParams", "sysid_params", "TwinNoiseParams", "Band", "segmented_
 
 @dataclass(frozen=True)
 class SysIdParams:
-    """Segmented multisine identification (seed 000 §4.3.1; defaults = the thesis's procedure)."""
+    """Segmented multisine identification (Insam 2022 §4.3.1; defaults = the thesis's procedure)."""
 
     f_max_hz: float = param(100.0, "Hz", 0.1, 5000.0, "highest excited frequency")
     spacing_hz: float = param(0.5, "Hz", 0.01, 100.0, "line spacing = 1 / multisine period")

@@ -1,24 +1,24 @@
-"""Qualification and identification tools for a transfer system (seed 004 §2.2 and §3.1).
+"""Qualification and identification tools for a transfer system (du Bois et al. 2010 §2.2 and §3.1).
 
 * :func:`stepped_sine` - single-harmonic demands over a frequency x amplitude grid applied to a
   plant given as a callable ``simulate(u_array, dt) -> y_array`` (a simulated plant, or a wrapper
   that plays a recorded test).  Each point settles before it is measured, and the response is
-  reduced to Fourier coefficients over an **integer number of periods** (seed 004: "Fourier
+  reduced to Fourier coefficients over an **integer number of periods** (du Bois et al. 2010: "Fourier
   coefficients of input and response over an integer number of periods").
 * :func:`fourier_coefficient` - ``X = (2/N) sum x[n] e^{-j w n dt}`` over the record.
-* :func:`welch_psd` - PSD with ``scipy.signal.welch``: 8 segments, Hamming window (seed 004 §2.2).
+* :func:`welch_psd` - PSD with ``scipy.signal.welch``: 8 segments, Hamming window (du Bois et al. 2010 §2.2).
 * :func:`plot_frf` - gain/phase plot of the FRF surface (one curve per amplitude), PNG output.
 * :func:`fit_process_model` - nonlinear least-squares fit of G1/G2/G1D/G2D
   (:class:`rths_ros.core.methods.tdc.ProcessModelParams`) to an estimated FRF.
 
-Choices where the seed is silent:
+Choices where the source is silent:
 
 * **Frequency snapping.**  A period of an arbitrary frequency is generally not an integer number
   of samples.  Each test frequency is moved to the nearest ``f = P / (N dt)`` (``P`` periods in
   exactly ``N`` samples), so the Fourier sum is leakage-free; the snapped frequencies are reported.
 * **Settling.**  The settle time is ``max(settle_time_s, settle_periods / f)``; the sine starts
   at zero phase at ``t = 0`` and runs through settle and record without interruption.
-* **Fit cost.**  The seed fits by minimising "a time-domain error" against the empirical
+* **Fit cost.**  The source fits by minimising "a time-domain error" against the empirical
   transfer functions.  For a unit sinusoidal input the mean-square steady-state time-domain error
   is ``|H_emp - G|^2 / 2``, so the cost is ``sum |H_emp(j w_i) - G(j w_i)|^2`` over all points
   (absolute weighting; ``weighting="relative"`` divides each term by ``|H_emp|^2``).  Several
@@ -42,12 +42,12 @@ Plant = Callable[[np.ndarray, float], np.ndarray]
 
 @dataclass(frozen=True)
 class SteppedSineParams:
-    """Stepped-sine qualification test (seed 004 §2.2)."""
+    """Stepped-sine qualification test (du Bois et al. 2010 §2.2)."""
 
     frequencies_hz: tuple[float, ...] = param([1.0, 2.0, 5.0, 10.0, 20.0, 40.0], "Hz", 1e-3, 1e4,
                                               "test frequencies (snapped to an integer-period grid)")
     amplitudes: tuple[float, ...] = param([0.001], "input unit", 0.0, 1e9, "demand amplitudes")
-    dt_s: float = param(0.001, "s", 1e-6, 1.0, "sample period (1 kHz in seed 004)")
+    dt_s: float = param(0.001, "s", 1e-6, 1.0, "sample period (1 kHz in du Bois et al. 2010)")
     settle_time_s: float = param(1.0, "s", 0.0, 1e4, "minimum settling time before recording")
     settle_periods: int = param(5, "", 0, 100000, "minimum number of periods to settle")
     measure_periods: int = param(10, "", 1, 100000, "minimum number of periods recorded")

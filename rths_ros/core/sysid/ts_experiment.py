@@ -1,4 +1,4 @@
-"""The interface-estimation experiment of seed 001 §3.2: a planar transmission simulator driven by three shakers,
+"""The interface-estimation experiment of Bartl 2019 §3.2: a planar transmission simulator driven by three shakers,
 a cantilever beam as the experimental component, the interface force estimated three ways.
 
 Geometry and masses are Table B.2's: platform a = 0.05 m, b = 0.01 m, c = 0.1 m, d = 0.12 m, m = 0.2 kg,

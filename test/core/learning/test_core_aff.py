@@ -1,4 +1,4 @@
-"""Adaptive feedforward filter (seed 000 ch. 7): the FXLMS update against a NumPy reference, leakage,
+"""Adaptive feedforward filter (Insam 2022 ch. 7): the FXLMS update against a NumPy reference, leakage,
 normalisation, timing, the secondary-path model, the regressor choice and the closed RTHS loop on the twin."""
 from __future__ import annotations
 
@@ -326,11 +326,11 @@ def test_disabled_filter_outputs_zero_and_home_is_latched_from_the_first_measure
 
 
 # ------------------------------------------------------------------------------------------------
-# the closed RTHS loop on the twin (seed 000 §7.4: d_NUM = 200 kg/s, PPI1, AFF alone)
+# the closed RTHS loop on the twin (Insam 2022 §7.4: d_NUM = 200 kg/s, PPI1, AFF alone)
 
 
 def _contact_scenario(p: AffParams):
-    """contact_1d with d = 200 kg/s (PPI1, no VFF, no NPC: seed 000 §7.4) and these AFF parameters."""
+    """contact_1d with d = 200 kg/s (PPI1, no VFF, no NPC: Insam 2022 §7.4) and these AFF parameters."""
     s = scn.load("contact_1d", ["numerical.contact_1d.d_num_kg_per_s=200"])
     return dataclasses.replace(s, aff=p)
 
@@ -356,7 +356,7 @@ def _rths_with_aff(p: AffParams):
 
 
 def test_rths_table_a5_adaptation_gain_destabilises_the_twin():
-    """Seed 000 §7.5: in vRTHS the maximum stable mu_LMS is lower than on the rig.  In this twin the
+    """Insam 2022 §7.5: in vRTHS the maximum stable mu_LMS is lower than on the rig.  In this twin the
     standard mu = 0.1 with the printed algorithm makes the contact phase oscillate until a leg exceeds its
     speed limit."""
     with pytest.raises(AssertionError) as exc:

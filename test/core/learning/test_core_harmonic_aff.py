@@ -1,4 +1,4 @@
-"""Harmonic-basis adaptive feedforward filter (seed 001, Bartl, §5.1-5.4, App. D) and the Table B.1
+"""Harmonic-basis adaptive feedforward filter (Bartl 2019, §5.1-5.4, App. D) and the Table B.1
 lumped-mass hybrid test it is studied on."""
 from __future__ import annotations
 
@@ -174,8 +174,8 @@ def test_reference_numbers_of_table_b1():
 
 @pytest.mark.parametrize("f_hz", [8.0, 10.0, 20.0, 50.0])
 def test_closed_loop_reproduces_h_ref(f_hz):
-    """dt = 0.2 ms (the seed's real-time step, §6.1); RLS with simultaneous identification (Alg. 5),
-    20 s identification, 60 s adaptation, harmonic fit over the last 10 s.  Tolerance 0.2 % of the seed's
+    """dt = 0.2 ms (the thesis's real-time step, §6.1); RLS with simultaneous identification (Alg. 5),
+    20 s identification, 60 s adaptation, harmonic fit over the last 10 s.  Tolerance 0.2 % of the thesis's
     |H_REF| (measured: <= 0.07 %, the rest is the Newmark frequency warping of the virtual part)."""
     plant = LumpedMassParams(dt_s=2e-4)
     p = HarmonicAffParams(frequencies_hz=(f_hz,), t_id_s=20.0, mu_rls=0.999, mu_id_rls=0.9999, law="rls",

@@ -1,6 +1,6 @@
-"""PD-type ILC (seed 000 ch. 6): update law, robustness filter, injection level, divergence rule, the
-RTHS convergence condition eq. 6.18 against the thesis/digest numbers, and closed-loop ILC series on the
-virtual contact test (digest seed000-part1 §6.2, §6.6, §9.2 items 8-9)."""
+"""PD-type ILC (Insam 2022 ch. 6): update law, robustness filter, injection level, divergence rule, the
+RTHS convergence condition eq. 6.18 against the thesis's numbers, and closed-loop ILC series on the
+virtual contact test."""
 from __future__ import annotations
 
 import math
@@ -49,12 +49,12 @@ def test_convergence_thesis_cases():
     (10, 0, 6, 200, -1.5),
     (5, 0, 10, 200, -0.4),
     (5, 0, 6, 200, -2.5),        # DC dominated
-    (16, 1, 2, 50, -7.6),        # d = 50 values of the digest table (brackets)
+    (16, 1, 2, 50, -7.6),        # d = 50 values of the thesis's table (brackets)
     (16, 1, 12, 50, 9.3),
     (10, 1, 6, 50, 5.6),
     (10, 2, 2, 50, -2.4),
 ])
-def test_convergence_digest_table(beta, gamma, fq, d, expected):
+def test_convergence_table(beta, gamma, fq, d, expected):
     assert _conv(beta, gamma, fq, d)["peak_db"] == pytest.approx(expected, abs=0.15)
 
 
@@ -68,7 +68,7 @@ def test_convergence_low_frequency_limit_and_leg_choice():
     assert _conv(16, 1, 12, leg=1)["peak_db"] != pytest.approx(r["peak_db"], abs=0.5)
     with pytest.raises(ParameterError):
         _conv(16, 1, 2, leg=7)
-    # PPI2 (K_Pp = 50): the DC factor |1 - 16/50| dominates the f_Q = 2 Hz case (digest App. V: -3.4 dB)
+    # PPI2 (K_Pp = 50): the DC factor |1 - 16/50| dominates the f_Q = 2 Hz case (-3.4 dB)
     assert _conv(16, 1, 2, cascade=LegCascadeParams.PPI2())["peak_db"] == pytest.approx(-3.35, abs=0.1)
 
 

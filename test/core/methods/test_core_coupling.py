@@ -1,4 +1,4 @@
-"""Command shaping in the platform commander (forward prediction, transfer-dynamics cancellation, seed 004) and
+"""Command shaping in the platform commander (forward prediction, transfer-dynamics cancellation, du Bois et al. 2010) and
 its effect on the contact test (in-process virtual run = the graph's core objects)."""
 from __future__ import annotations
 
@@ -98,9 +98,9 @@ def test_prediction_and_tdc_reduce_the_tracking_error_of_the_contact_test():
 def test_delayed_model_inverse_with_forward_prediction_on_a_delayed_transfer_system():
     """contact_1d_tdc_delay: the leg commands arrive 10 ms late.  Feedback only 0.0360; TDC with the G2D model (the
     twin's unit-gain G2 plus the 10 ms delay, predicted by order 2 over 20 ms) 0.0020, the same as TDC on the
-    delay-free system (0.0020); the same inverse without the delay (G2: no prediction) 0.0052.  The seed's
+    delay-free system (0.0020); the same inverse without the delay (G2: no prediction) 0.0052.  The source's
     predictor setting (order 6, 10 samples over 10 ms) amplifies the contact transient beyond the leg speed limit
-    (seed 004: delayed models break down at higher frequencies)."""
+    (du Bois et al. 2010: delayed models break down at higher frequencies)."""
     s = scn.load("contact_1d_tdc_delay")
     assert s.platform.commander.coupling.tdc.model.kind == "G2D" and s.sim_plant.command_delay_steps == 10
     base = _e_track(scn.load("contact_1d_tdc_delay", [f"{C}.tdc.enabled=false"]))["e_track_rel"]

@@ -1,4 +1,4 @@
-"""Linear vRTHS test beds of seed 000 §11.2-§12.1 (rths_ros.core.methods.linear_vrths): analytic references,
+"""Linear vRTHS test beds of Insam 2022 §11.2-§12.1 (rths_ros.core.methods.linear_vrths): analytic references,
 the behaviour of delayed/lagging actuators stated in §11.2, and the equivalent delay of §11.3.1."""
 from __future__ import annotations
 

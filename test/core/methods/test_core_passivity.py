@@ -1,7 +1,7 @@
-"""Normalized Passivity Control (seed 000 ch. 5, eqs. 5.1-5.5; seed 002 eqs. (1)-(3)).
+"""Normalized Passivity Control (Insam 2022 ch. 5, eqs. 5.1-5.5; Insam et al. 2021 eqs. (1)-(3)).
 
 Unit checks of the observer/controller on synthetic signals, then the controller inside the d_NUM =
-50 kg/s feedback-only contact test (the real fast-path objects; unstable without NPC, seed 000 §5.4.1).
+50 kg/s feedback-only contact test (the real fast-path objects; unstable without NPC, Insam 2022 §5.4.1).
 """
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def test_ideal_tracking_gives_zero_power_error_and_no_damping():
 
 
 def test_delayed_spring_is_active_and_npc_damps_it():
-    """Seed 000 §5.1: under delay a stiffness-only experimental part is generative, P^NUM-TS < P^TS-EXP."""
+    """Insam 2022 §5.1: under delay a stiffness-only experimental part is generative, P^NUM-TS < P^TS-EXP."""
     f, zd, zda, c = _delayed_spring()
     n = f.size
     # without the controller: mean P_error over whole periods = k A^2 w sin(w tau) / 2 (exact for samples);
@@ -314,7 +314,7 @@ def test_npc_stabilises_the_d50_feedback_only_test(sweep):
 
 
 def test_gain_sweep_dissipation_and_fidelity(sweep):
-    """Seed 000 §5.4.3, G_P = {0, 400, 800, 1600, 3200} kg/s: E_diss grows with G_P, E_error drops
+    """Insam 2022 §5.4.3, G_P = {0, 400, 800, 1600, 3200} kg/s: E_diss grows with G_P, E_error drops
     and stays > 0 (bad tracking), e_ref,rel first falls (stabilisation), then rises (distortion)."""
     _, _, res = sweep
     gains = sorted(res)

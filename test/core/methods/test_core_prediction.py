@@ -1,8 +1,8 @@
-"""Polynomial forward prediction (seed 001 eqs. 4.42-4.47; seed 004 eqs. 2-3 and Fig. 15).
+"""Polynomial forward prediction (Bartl 2019 eqs. 4.42-4.47; du Bois et al. 2010 eqs. 2-3 and Fig. 15).
 
-"Works" / "fails" (the seed judges Fig. 15 by eye): the steady-state complex gain H of the predicted
+"Works" / "fails" (the paper judges Fig. 15 by eye): the steady-state complex gain H of the predicted
 vs the true time-shifted sinusoid is within 10 % vector error, |H - 1| <= 0.1 (about 10 % gain or
-5.7 deg phase).  The seed does not state the prediction horizon of Fig. 15; tau_d = 5 ms is used.
+5.7 deg phase).  The paper does not state the prediction horizon of Fig. 15; tau_d = 5 ms is used.
 """
 from __future__ import annotations
 
@@ -44,8 +44,8 @@ def test_window_weights_exact_for_order_6_polynomials_and_normalisation():
 
 
 @pytest.mark.parametrize("ts,ns,lo,hi", [(0.1, 20, 9.0, 13.0), (0.01, 10, 35.0, 50.0)])
-def test_seed004_predictor_bandwidth(ts, ns, lo, hi):
-    # seed 004 Fig. 15: T_s = 0.1 s, n_s = 20 degrades shortly after 10 Hz; T_s = 0.01 s, n_s = 10
+def test_du_bois_2010_predictor_bandwidth(ts, ns, lo, hi):
+    # du Bois et al. 2010 Fig. 15: T_s = 0.1 s, n_s = 20 degrades shortly after 10 Hz; T_s = 0.01 s, n_s = 10
     # acceptable to about 40 Hz
     tau = 0.005
     w = window_predictor_weights(6, ts, ns, [tau])[0]
@@ -53,7 +53,7 @@ def test_seed004_predictor_bandwidth(ts, ns, lo, hi):
     assert lo <= bw <= hi, bw
 
 
-def test_seed004_setting_breaks_down_above_10_hz_with_10ms_horizon():
+def test_du_bois_2010_setting_breaks_down_above_10_hz_with_10ms_horizon():
     # the first setting blows up past its bandwidth (gain > 10 at 20 Hz with tau_d = 10 ms)
     t = window_sample_times(0.1, 20)
     w = window_predictor_weights(6, 0.1, 20, [0.01])[0]

@@ -1,4 +1,4 @@
-"""Phase margin / critical delay of the contact-phase open loop (seed 000 §4.1.2, digest §1.6)."""
+"""Phase margin / critical delay of the contact-phase open loop (Insam 2022 §4.1.2)."""
 import cmath
 import math
 

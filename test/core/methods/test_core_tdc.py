@@ -1,4 +1,4 @@
-"""Transfer-dynamics cancellation (seed 004): process models, fitting, inverse + forward prediction,
+"""Transfer-dynamics cancellation (du Bois et al. 2010): process models, fitting, inverse + forward prediction,
 force blending and the power-discrepancy trip."""
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_fit_recovers_parameters_from_synthetic_frf(kind):
 
 
 def test_delay_free_model_misfits_a_delayed_plant():
-    # seed 004 Fig. 6: adding the delay improves the fit "dramatically"
+    # du Bois et al. 2010 Fig. 6: adding the delay improves the fit "dramatically"
     f = np.geomspace(1.0, 80.0, 30)
     h = TRUE["G1D"].frequency_response(f)
     e1 = fit_process_model(f, h, "G1").rms_error
@@ -91,7 +91,7 @@ def test_inverse_with_predictor_cancels_lag_and_delay(kind, f_hz):
 
 
 def test_predictor_setting_limits_compensation_bandwidth():
-    # seed 004 Fig. 13/15: with T_s = 0.1 s, n_s = 20 the delayed models break down above ~10 Hz
+    # du Bois et al. 2010 Fig. 13/15: with T_s = 0.1 s, n_s = 20 the delayed models break down above ~10 Hz
     m = TRUE["G1D"]
     slow = PredictorParams(order=6, window_s=0.1, n_samples=20, spacing="ts_over_ns")
     fast = PredictorParams(order=6, window_s=0.01, n_samples=10, spacing="ts_over_ns")

@@ -1,4 +1,4 @@
-"""Stability of feedback coupling with delay and with a P-controlled actuator (seed 001 §4.2.2-4.2.3).
+"""Stability of feedback coupling with delay and with a P-controlled actuator (Bartl 2019 §4.2.2-4.2.3).
 
 Seed numbers (Fig. 4.7 example kappa = 1, phi = 1.5, zeta = 0.1): largest stable delay 0.323 of the coupled period
 with the first-order Padé approximation the thesis used (eq. 4.20), 0.253 for the exact delay.  P-loop of Figs.

@@ -1,4 +1,4 @@
-"""FIR filtered-x LMS coupling under random excitation (seed 001 §5.5.2).
+"""FIR filtered-x LMS coupling under random excitation (Bartl 2019 §5.5.2).
 
 Seed finding (Figs. 5.24/5.25, no numbers): with N_theta = 10 the synchronisation deviates strongly; N_theta = 100
 and 1000 improve it.  Held on the package's setting (rths_ros/core/methods/fxlms_transient.py; sample time T_0/100,

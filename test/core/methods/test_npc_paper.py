@@ -1,7 +1,7 @@
-"""The NPC paper (seed 002) on the twin: its K_d pattern and its G_P sweep.
+"""The NPC paper (Insam et al. 2021) on the twin: its K_d pattern and its G_P sweep.
 
 The paper's rig made K_d = 50 kg/s unstable although velocity feedforward was on; the thesis's rig and the
-twin are stable there (seed 000 §5.4.1).  The paper's Table 1 is missing, so the presets ``npc_kd`` and
+twin are stable there (Insam 2022 §5.4.1).  The paper's Table 1 is missing, so the presets ``npc_kd`` and
 ``npc_gp`` of ``rths compare`` give the twin 8 ms of extra command delay (docs/passivity.md, "The NPC
 paper").  Each run is one 4 s bump in process (well under a second).
 """
@@ -25,7 +25,7 @@ def _run(preset: str, variant: str) -> dict:
 
 
 def test_kd_50_100_150_unstable_transition_stable():
-    """Seed 002 §3: K_d = 50 unstable, 100 in the transition zone, 150 stable (no NPC).  Transition here:
+    """Insam et al. 2021 §3: K_d = 50 unstable, 100 in the transition zone, 150 stable (no NPC).  Transition here:
     judged stable, but the contact-phase oscillation neither decays like K_d = 150 (growth ratio < 0.5)
     nor grows past the unstable verdict's 1.5: ratio in [0.8, 1.5)."""
     m = {d: _run("npc_kd", f"K_d={d}") for d in (50, 100, 150)}
@@ -35,7 +35,7 @@ def test_kd_50_100_150_unstable_transition_stable():
 
 
 def test_gp_energy_error_crosses_zero_near_2800():
-    """Seed 002 §4: E_error after one bump (4000 steps) falls towards zero as G_P grows and is slightly
+    """Insam et al. 2021 §4: E_error after one bump (4000 steps) falls towards zero as G_P grows and is slightly
     negative from G_P ≈ 3000 kg/s; E_error ≈ 0 marks the optimum, ≈ 2800 kg/s.  Held: G_P = 0 unstable,
     E_error > 0 at 2400 kg/s and < 0 at 3200 kg/s (the zero within 2800 ± 400 kg/s), and E_diss grows
     from 2400 to 3200 kg/s."""
@@ -47,7 +47,7 @@ def test_gp_energy_error_crosses_zero_near_2800():
 
 
 def test_gp_hardly_changes_the_stable_system():
-    """Seed 002 §4: for K_d = 150 kg/s (stable without NPC) the influence of G_P is small.  Held: e_ref_rel
+    """Insam et al. 2021 §4: for K_d = 150 kg/s (stable without NPC) the influence of G_P is small.  Held: e_ref_rel
     at G_P = 2800 kg/s within 10 % of G_P = 0."""
     pre = PRESETS["npc_gp"]
     out = []
@@ -61,7 +61,7 @@ def test_gp_hardly_changes_the_stable_system():
 @pytest.mark.xfail(strict=True, reason="not reproduced: the twin's fidelity optimum is G_P = 600-800 kg/s, the "
                                        "paper's ≈ 2800 kg/s (docs/passivity.md, 'The NPC paper')")
 def test_gp_fidelity_optimum_near_2800():
-    """Seed 002 §4, Fig. 7: the relative RMS error of K_d = 50 is smallest at G_P ≈ 2800 kg/s, and
+    """Insam et al. 2021 §4, Fig. 7: the relative RMS error of K_d = 50 is smallest at G_P ≈ 2800 kg/s, and
     G_P = 600 kg/s leaves large oscillations (Fig. 5).  Held (expected to fail): e_ref_rel at 2800 kg/s
     no larger than at 600 kg/s."""
     assert _run("npc_gp", "G_P=2800")["e_ref_rel"] <= _run("npc_gp", "G_P=600")["e_ref_rel"]

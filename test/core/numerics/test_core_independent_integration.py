@@ -1,4 +1,4 @@
-"""Independent integration (seed 003): multi-rate interface loop, reconciliation, mean-force feedback.
+"""Independent integration (du Bois (IMAC, ch. 25)): multi-rate interface loop, reconciliation, mean-force feedback.
 
 Contact example of Table 25.1 (k_N = 40 N/m, K_P = 500 N/m, c = 6.3 N s/m, m = 1 kg, spring
 pre-compressed by 20 mm, unit step force), 6 s runs, fast loop at 2 kHz.  Rebound depth = how far the interface
@@ -45,7 +45,7 @@ def _errors(ref, t, x):
 @pytest.mark.parametrize("H", [0.01, 0.02])
 @pytest.mark.parametrize("alpha,reference_mode", [(0.0, "hold"), (5e-3, "euler_path"), (1e-3, "euler_path")])
 def test_constant_force_equals_explicit_euler(H, alpha, reference_mode):
-    # seed 003: with f == f0 throughout the step the scheme equals an explicit-Euler step of the full model
+    # du Bois (IMAC, ch. 25): with f == f0 throughout the step the scheme equals an explicit-Euler step of the full model
     M = np.diag([2.0, 0.5])
     K = np.array([[300.0, -100.0], [-100.0, 100.0]])
     C = 0.01 * K
@@ -117,7 +117,7 @@ SIGNIFICANT_M = 3e-4   # rebounds deeper than 0.3 mm; the sampled loop chatters 
 @pytest.mark.parametrize("H", [0.01, 0.02])
 @pytest.mark.parametrize("alpha", [1e-3, 5e-3])
 def test_independent_integration_removes_the_rebounds(reference, H, alpha):
-    """Seed 003 Figs. 25.3/25.4: explicit Euler at 10/20 ms keeps rebounding (19 / 48 mm deep after 3 s), with
+    """du Bois (IMAC, ch. 25) Figs. 25.3/25.4: explicit Euler at 10/20 ms keeps rebounding (19 / 48 mm deep after 3 s), with
     independent integration (2 kHz, f_0 = the model's mean force) the rebounds decay as in the ideal system.
     Measured deepest rebound after 3 s: 0.16 / 0.38 mm (10 ms, alpha 1e-3 / 5e-3), 0.10 / 0.81 mm (20 ms),
     i.e. the chatter at the stop; RMS error 0.22 / 0.49 / 0.37 / 0.97 mm vs 12.3 / 29.3 mm."""

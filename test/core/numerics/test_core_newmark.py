@@ -1,4 +1,4 @@
-"""Newmark integrators for hybrid tests (seed 001 §2.3, Table 2.1, eqs. 2.46-2.48)."""
+"""Newmark integrators for hybrid tests (Bartl 2019 §2.3, Table 2.1, eqs. 2.46-2.48)."""
 from __future__ import annotations
 
 import math
@@ -124,7 +124,7 @@ def test_feedback_hybrid_coupling_reproduces_monolithic_system():
 
 
 def test_feedforward_coupling_with_measured_force_reproduces_the_monolithic_solution():
-    """Feedforward coupling (seed 001 eq. 2.48): the actuator imposes the interface motion (here the converged,
+    """Feedforward coupling (Bartl 2019 eq. 2.48): the actuator imposes the interface motion (here the converged,
     perfect feedforward), the specimen force lam_EXP[n+1] is measured at the new time level and advances the
     average-acceleration model without iteration.  Numerical part: 2-DoF chain with Rayleigh damping; physical
     part: mass-spring-damper at interface DoF 2; harmonic f_ext at 7 Hz.

@@ -1,4 +1,4 @@
-"""Digital twin of the 1-D contact test (seed 000 §4.2-4.3): legs, specimen, simulated plant."""
+"""Digital twin of the 1-D contact test (Insam 2022 §4.2-4.3): legs, specimen, simulated plant."""
 import numpy as np
 import pytest
 
@@ -13,7 +13,7 @@ DT = 1e-3
 M_EXP, K_EXP, H0, G = 0.38, 8650.0, 0.01, 9.81
 WEIGHT = M_EXP * G
 
-# digest seed000-part1 §3.3: closed loop of leg 2 at 5 Hz (|T|, phase lag in ms)
+# : closed loop of leg 2 at 5 Hz (|T|, phase lag in ms)
 LEG2_5HZ = {
     ("PPI1", False): (0.485, None),
     ("PPI1", True): (0.903, None),
@@ -37,14 +37,14 @@ def test_table_a1_presets_and_table_4_1_defaults():
 
 
 @pytest.mark.parametrize("preset,vff", list(LEG2_5HZ))
-def test_analytic_closed_loop_matches_digest(preset, vff):
+def test_analytic_closed_loop_matches_the_thesis_leg_model(preset, vff):
     mag, _ = LEG2_5HZ[(preset, vff)]
     t = closed_loop_frf(5.0, 1, cascade=LegCascadeParams(preset=preset), vff=vff)
     assert abs(t) == pytest.approx(mag, abs=0.005)
 
 
 def test_analytic_low_frequency_lag():
-    # digest §3.3: PPI1 feedback only lag ~ 1/K_Pp = 50 ms; with VFF ~1.4 ms at 0.25 Hz
+    # Insam 2022 §2.3: PPI1 feedback only lag ~ 1/K_Pp = 50 ms; with VFF ~1.4 ms at 0.25 Hz
     w = 2 * np.pi * 0.25
     t_fb = closed_loop_frf(0.25, 1, cascade=LegCascadeParams.PPI1())
     t_vff = closed_loop_frf(0.25, 1, cascade=LegCascadeParams.PPI1(), vff=True)
@@ -76,7 +76,7 @@ def test_simulated_sine_test_matches_closed_loop(preset, vff):
     cascade = LegCascadeParams(preset=preset)
     gains = _sine_response(cascade, vff)
     mag, lag_ms = LEG2_5HZ[(preset, vff)]
-    assert abs(gains[1]) == pytest.approx(mag, abs=0.01)          # leg 2, digest number
+    assert abs(gains[1]) == pytest.approx(mag, abs=0.01)          # leg 2, the thesis's number
     if lag_ms is not None:
         assert -np.angle(gains[1]) / (2 * np.pi * 5.0) * 1e3 == pytest.approx(lag_ms, abs=0.2)
     for leg in range(6):                                           # every leg vs its continuous closed loop

@@ -1,4 +1,4 @@
-"""Simulated prosthetic foot (seed 000 §16.2, appendix C): k_f = 4950 N/m linear limit, progressive and
+"""Simulated prosthetic foot (Insam 2022 §16.2, appendix C): k_f = 4950 N/m linear limit, progressive and
 angle-dependent stiffness (stiff forefoot), roll-over CoP, bounded friction, no force in flight."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tare, gravity compensation and force gating of the measured force (seed 000 §4.2.4)."""
+"""Tare, gravity compensation and force gating of the measured force (Insam 2022 §4.2.4)."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Stewart platform kinematics, interface mapping and leg command generation (seed 000 §4.2.1, §16.2)."""
+"""Stewart platform kinematics, interface mapping and leg command generation (Insam 2022 §4.2.1, §16.2)."""
 import math
 
 import numpy as np
@@ -44,12 +44,12 @@ def test_home_geometry_matches_documented_choice(kin):
     p = kin.params
     home = kin.home_pose
     assert np.allclose(home.rotation, np.eye(3))
-    # about 0.7 m height in the used configuration (seed 000 §4.2.1): TCP 0.70 m above the base joint plane
+    # about 0.7 m height in the used configuration (Insam 2022 §4.2.1): TCP 0.70 m above the base joint plane
     assert home.translation == pytest.approx([0.0, 0.0, 0.70])
     # symmetric 6-6 layout: all home legs equal, about 0.70 m
     assert np.ptp(kin.home_lengths) < 1e-12
     assert kin.home_lengths[0] == pytest.approx(0.7012782, abs=1e-7)
-    # stroke 0.18 m (seed 000 §16.2) centred on the home length within 0.1 mm
+    # stroke 0.18 m (Insam 2022 §16.2) centred on the home length within 0.1 mm
     assert p.leg_length_max_m - p.leg_length_min_m == pytest.approx(0.18, abs=1e-12)
     assert 0.5 * (p.leg_length_max_m + p.leg_length_min_m) == pytest.approx(kin.home_lengths[0], abs=1e-4)
     assert p.joint_angle_max_deg == 45.0
@@ -274,7 +274,7 @@ def test_commander_outputs_and_velocity_feedforward(kin, vff):
     b, bd = m.leg_commands([-0.012], [-0.04])
     assert np.array_equal(out.length, b)
     assert np.array_equal(out.velocity, bd)
-    # VFF (seed 000 §4.2.1): the desired leg velocity is added after the position controller
+    # VFF (Insam 2022 §4.2.1): the desired leg velocity is added after the position controller
     assert np.array_equal(out.feedforward_velocity, bd if vff else np.zeros(6))
     assert np.array_equal(out.feedforward_position, np.zeros(6))
     assert np.all(bd > 0)  # interface moving down -> platform up -> legs extend

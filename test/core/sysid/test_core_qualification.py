@@ -1,4 +1,4 @@
-"""Qualification tools (seed 004 §2.2, §3.1): stepped sine, integer-period Fourier coefficients,
+"""Qualification tools (du Bois et al. 2010 §2.2, §3.1): stepped sine, integer-period Fourier coefficients,
 Welch PSD, FRF plot, process-model fit."""
 from __future__ import annotations
 

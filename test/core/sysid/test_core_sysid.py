@@ -1,4 +1,4 @@
-"""Closed-loop leg identification (seed 000 §4.3.1, Table 4.1) on the digital twin."""
+"""Closed-loop leg identification (Insam 2022 §4.3.1, Table 4.1) on the digital twin."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +24,7 @@ from rths_ros.core.sysid.legs import (
 )
 from rths_ros.params import ParameterError, build
 
-# Table 4.1 of seed 000: k_i w_c,i [m/(A s^2)] and w_c,i [rad/s]
+# Table 4.1 of Insam 2022: k_i w_c,i [m/(A s^2)] and w_c,i [rad/s]
 TABLE_4_1_NUM = (1011.0, 1053.1, 1123.5, 780.9, 988.1, 1070.9)
 TABLE_4_1_WC = (122.9, 55.5, 54.7, 55.3, 66.2, 59.0)
 

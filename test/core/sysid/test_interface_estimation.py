@@ -1,6 +1,6 @@
-"""Interface estimation through a transmission simulator (seed 001 §3.2).
+"""Interface estimation through a transmission simulator (Bartl 2019 §3.2).
 
-The seed gives no error values, only findings (Figs. 3.15-3.17): the augmented-state Kalman filter and inverse
+The thesis gives no error values, only findings (Figs. 3.15-3.17): the augmented-state Kalman filter and inverse
 dynamics both track the interface force, the Kalman filter more accurately (smoother); projected forces are wrong
 because they ignore the TS inertia; integrated accelerations drift, projected displacements carry the noise;
 the Kalman result depends on Q and R.  The tests hold those findings on this package's experiment (settings in

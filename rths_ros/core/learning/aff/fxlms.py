@@ -1,6 +1,6 @@
 """Adaptive feedforward filter (AFF): leaky normalised filtered-x LMS with one FIR filter per leg.
 
-Seed 000 (Insam), ch. 7, eqs. 7.1-7.5, Table A.5 (digest seed000-part1 §7).  Per leg i (index dropped):
+Insam 2022, ch. 7, eqs. 7.1-7.5, Table A.5.  Per leg i (index dropped):
 
 * reference (regressor) ``b`` = the desired leg lengths of the last N_FIR steps, newest first,
   here as deviations from the home leg length (see "Regressor" below);
@@ -40,7 +40,7 @@ command that will be held over t_k -> t_{k+1}):
 3. return ``u_{k+1} = Theta . [b_{k+1}, b_k, ...]``; the caller commands ``b_{k+1} + u_{k+1}``.
 
 Secondary path.  The closed loop of the leg from desired to measured length (T_VFF if the platform uses
-velocity feedforward, else T_fb; digest §2.3, §7.2).  With the command for t_{k+1} held over
+velocity feedforward, else T_fb).  With the command for t_{k+1} held over
 t_k -> t_{k+1}, the sample b'_{k+1} depends on b_{k+1}; the zero-order-hold discretisation
 (x_{n+1} = A x_n + B u_n, y_n = C x_n) of the continuous closed loop is therefore used one sample advanced,
 ``b~_{k+1} = C (A x_k + B b_{k+1})``, i.e. the state space (A, B, C A, C B).  Its unit-step samples are
@@ -119,7 +119,7 @@ def fxlms_output_kernel(theta, raw, b_next, ref, u_out):
 
 
 class FxlmsAff:
-    """Six leaky normalised FXLMS FIR filters (seed 000 ch. 7), one per leg.
+    """Six leaky normalised FXLMS FIR filters (Insam 2022 ch. 7), one per leg.
 
     Parameters
     ----------

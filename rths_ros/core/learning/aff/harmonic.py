@@ -1,6 +1,6 @@
 """Harmonic-basis adaptive feedforward filter (AFF) with LMS / QR-RLS adaptation and identification.
 
-Seed 001 (Bartl), ch. 5, §5.1-5.4, App. D (digest seed001 §5.1-5.5).  ROS-free; see docs/harmonic_aff.md.
+Bartl 2019, ch. 5, §5.1-5.4, App. D.  ROS-free; see docs/harmonic_aff.md.
 
 Basis (eq. 5.13).  For n_int interface DOFs and n_Omega excitation frequencies Omega_i::
 
@@ -31,7 +31,7 @@ Adaptation laws (one call of :meth:`HarmonicAff.step` per sample, measurements o
   ``sum mu^(k-i) |W[i] P_est theta + g_ext[i]|^2 + mu^(k+1) theta^T Xi theta``, Xi = gamma_rls I.  The
   square-root information matrix R (Phi = R R^T, lower triangular) is updated by Givens rotations of the
   matrix A = [[sqrt(mu) R, X^T], [sqrt(mu) theta^T R, y^T]] to [[R', 0], [theta'^T R', *]] and theta' is
-  obtained from R'^T theta' = (theta'^T R')^T by back substitution.  X = W P_est, y = -g_ext.  (The seed
+  obtained from R'^T theta' = (theta'^T R')^T by back substitution.  X = W P_est, y = -g_ext.  (The thesis
   prints the upper-right block as W P; it must be its transpose.)
 * LMS identification (§5.2.2), error form (the printed eq. 5.24 omits the prediction)::
 
@@ -52,7 +52,7 @@ Power-flow supervisor (Alg. 2, eqs. 5.25-5.28), LMS only::
     P_in > P_lim: a_gamma = max(a_gamma - da_gamma_down, 0)
     gamma = gamma_max a_gamma^b_gamma,  mu = mu_lms a_mu^b_mu,  nu clipped to [0, 1]
 
-Choices where the seed is silent (documented in docs/harmonic_aff.md):
+Choices where the thesis is silent (documented in docs/harmonic_aff.md):
 
 * timing: the output u[k] = W[k] theta[k] is held over [t_k, t_k+1); ``step`` receives the measurements of
   t_k+1 and returns u[k+1].  The identification regressor pairs g[k+1] with the theta that produced it

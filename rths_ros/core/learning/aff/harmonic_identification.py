@@ -1,4 +1,4 @@
-"""Identification of P_gu for the harmonic-basis AFF (:mod:`rths_ros.core.learning.aff.harmonic`; seed 001 §5.2.2,
+"""Identification of P_gu for the harmonic-basis AFF (:mod:`rths_ros.core.learning.aff.harmonic`; Bartl 2019 §5.2.2,
 Alg. 4, App. D): the rearrangement ``P theta = theta~ P~`` (App. D.1), the QR-RLS kernel (App. D.2; also the RLS
 adaptation law of Alg. 3) and the LMS / RLS identification step.  The laws are in the module doc of
 :mod:`rths_ros.core.learning.aff.harmonic`."""

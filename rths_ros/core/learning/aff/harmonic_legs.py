@@ -1,5 +1,5 @@
-"""Harmonic adaptive feedforward on the six legs of the Stewart platform (seed 001, ch. 5, applied to the
-contact test of seed 000).  ROS-free; see docs/harmonic_aff.md, "Through the ROS graph".
+"""Harmonic adaptive feedforward on the six legs of the Stewart platform (Bartl 2019, ch. 5, applied to the
+contact test of Insam 2022).  ROS-free; see docs/harmonic_aff.md, "Through the ROS graph".
 
 Per leg i one :class:`rths_ros.core.learning.aff.harmonic.HarmonicAff` (n_int = 1) adapts the weights theta_i of a
 position-level feedforward on the harmonics of the periodic test frequency f_d::
@@ -35,7 +35,7 @@ transfer system at the interface DoF, P_in = lam_VIR . g-dot, lam_VIR = -F_int[k
 (passed to :meth:`HarmonicLegAff.adapt`), it schedules mu_LMS and gamma_LMS, which every leg filter uses for its
 adaptation step of sample k (the filters' own supervisors stay off).
 
-Choices where the seed is silent (docs/harmonic_aff.md):
+Choices where the thesis is silent (docs/harmonic_aff.md):
 
 * the fundamental is f_d of the contact test (``base_frequency_hz = 0``) and the basis holds its first
   ``n_harmonics`` multiples;

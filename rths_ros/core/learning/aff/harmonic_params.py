@@ -1,4 +1,4 @@
-"""Parameters of the harmonic-basis AFF (:mod:`rths_ros.core.learning.aff.harmonic`, seed 001 §5.1-5.4) and the slot
+"""Parameters of the harmonic-basis AFF (:mod:`rths_ros.core.learning.aff.harmonic`, Bartl 2019 §5.1-5.4) and the slot
 layout of the integer / float configuration and state arrays its numba kernels share."""
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ IS_STARTED, IS_PHASE, IS_K, IS_LEN = range(4)          # phase: 0 identification
 
 @dataclass(frozen=True)
 class HarmonicAffParams:
-    """Harmonic AFF of seed 001 §5.1-5.4.  Defaults: §5.4.4 / §6.1 / Tables B.3-B.5 where the seed gives one."""
+    """Harmonic AFF of Bartl 2019 §5.1-5.4.  Defaults: §5.4.4 / §6.1 / Tables B.3-B.5 where the thesis gives one."""
 
     frequencies_hz: tuple[float, ...] = param([8.0], "Hz", 1e-3, 1e4,
                                               "excitation frequencies Omega_i/2pi of the basis W(t) (§5.4.4: 8 Hz)")
@@ -61,7 +61,7 @@ class HarmonicAffParams:
     b_gamma: float = param(2.0, "", 1.0, 100.0, "exponent b_gamma of gamma = gamma_max a^b (Table B.3: 2)")
     gamma_max: float = param(1.0, "g^2/u^2", 0.0, 1e9, "maximum regularisation gamma_max (Table B.3: 1)")
     p_in_filter_s: float = param(0.0, "s", 0.0, 10.0, "time constant of a first-order low-pass on P_in before the "
-                                                     "comparison with P_lim; 0 = unfiltered (the seed's form)")
+                                                     "comparison with P_lim; 0 = unfiltered (the thesis's form)")
 
     def validate(self) -> None:
         if len(self.frequencies_hz) < 1:

@@ -1,4 +1,4 @@
-"""Power-flow supervisor of the harmonic-basis AFF (seed 001 Alg. 2, eqs. 5.25-5.28; module doc of
+"""Power-flow supervisor of the harmonic-basis AFF (Bartl 2019 Alg. 2, eqs. 5.25-5.28; module doc of
 :mod:`rths_ros.core.learning.aff.harmonic`): the kernel shared with
 :class:`rths_ros.core.learning.aff.harmonic.HarmonicAff` (``supervisor = True``) and :class:`PowerFlowSupervisor`, one
 supervisor for several filters."""

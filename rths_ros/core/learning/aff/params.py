@@ -15,13 +15,13 @@ ALGORITHMS = ("lms", "qr_rls")
 
 @dataclass(frozen=True)
 class HarmonicSupervisorParams:
-    """Power-flow supervisor of seed 001 Alg. 2 (eqs. 5.25-5.28) on the contact test: one supervisor for the six
+    """Power-flow supervisor of Bartl 2019 Alg. 2 (eqs. 5.25-5.28) on the contact test: one supervisor for the six
     leg filters, driven by the power into the transfer system at the interface DoF,
     P_in = lam_VIR . d/dt (z_ach - z_cmd) with lam_VIR = -F_int (the force on the numerical part)."""
 
     enabled: bool = param(False, "", doc="supervise mu_LMS and gamma_LMS of the six leg filters (needs "
                                          "algorithm lms): P_in < p_lim_w lowers mu and raises the leakage")
-    p_lim_w: float = param(-1.0, "W", -1e9, 0.0, "power-inflow limit P_lim < 0 (seed Tables B.3/B.4: -1 W; "
+    p_lim_w: float = param(-1.0, "W", -1e9, 0.0, "power-inflow limit P_lim < 0 (Tables B.3/B.4: -1 W; "
                                                  "Table 6.3: -0.3 W)")
     da_mu_down: float = param(1e-4, "", 0.0, 1.0, "step Delta_down a_mu per violating sample (Table B.4: 1e-4)")
     da_gamma_up: float = param(0.01, "", 0.0, 1.0, "step Delta_up a_gamma per violating sample (Table B.3: 0.01)")
@@ -33,12 +33,12 @@ class HarmonicSupervisorParams:
     gamma_max: float = param(1.0, "", 0.0, 1e9, "maximum regularisation gamma_max, units of lambda_max = "
                                                 "|S|^2 (m/m)^2 of the leg filters (Table B.3: 1)")
     p_in_filter_s: float = param(0.0, "s", 0.0, 10.0, "time constant of a first-order low-pass on P_in before the "
-                                                     "comparison with P_lim; 0 = unfiltered (the seed's form)")
+                                                     "comparison with P_lim; 0 = unfiltered (the thesis's form)")
 
 
 @dataclass(frozen=True)
 class HarmonicFeedforwardParams:
-    """Harmonic AFF on the legs (aff.kind = harmonic); laws and gains of seed 001 §5.1-5.4."""
+    """Harmonic AFF on the legs (aff.kind = harmonic); laws and gains of Bartl 2019 §5.1-5.4."""
 
     n_harmonics: int = param(24, "", 1, 200, "number n of harmonics of the fundamental in the basis W(t) "
                                              "(f, 2f, ..., n f)")
@@ -75,11 +75,11 @@ class HarmonicFeedforwardParams:
 
 @dataclass(frozen=True)
 class AffParams:
-    """Adaptive feedforward filter of seed 000 ch. 7; defaults = the standard parameters of Table A.5."""
+    """Adaptive feedforward filter of Insam 2022 ch. 7; defaults = the standard parameters of Table A.5."""
 
     enabled: bool = param(False, "", doc="adaptive feedforward filter on (off: the output is 0, nothing adapts)")
-    kind: str = param("fir", "", doc="filter: fir = filtered-x LMS FIR filters of seed 000 ch. 7 (mu, nu, "
-                      "n_taps, delta, algorithm, regressor), harmonic = harmonic-basis AFF of seed 001 ch. 5 on the "
+    kind: str = param("fir", "", doc="filter: fir = filtered-x LMS FIR filters of Insam 2022 ch. 7 (mu, nu, "
+                      "n_taps, delta, algorithm, regressor), harmonic = harmonic-basis AFF of Bartl 2019 ch. 5 on the "
                       "harmonics of f_d (aff.harmonic)", choices=("fir", "harmonic"))
     harmonic: HarmonicFeedforwardParams = param(HarmonicFeedforwardParams(), doc="harmonic-basis AFF per leg "
                                                 "(aff.kind = harmonic; docs/harmonic_aff.md)")

@@ -1,5 +1,5 @@
 """Secondary-path model of the adaptive feedforward filters: the closed loop B'(s)/B(s) of each leg
-(seed 000 §7.1), discretised and run sample by sample (one numba kernel for the six legs)."""
+(Insam 2022 §7.1), discretised and run sample by sample (one numba kernel for the six legs)."""
 from __future__ import annotations
 
 import numba
@@ -24,7 +24,7 @@ def closed_loop_tf(leg: int, plant: LegPlantParams | None = None, cascade: LegCa
         T_fb  = K_Pp N_v / (s D_v + K_Pp N_v)
         T_VFF = (s + K_Pp) N_v / (s D_v + K_Pp N_v)
 
-    the same functions as :func:`rths_ros.core.plant.legs.closed_loop_frf` (digest §2.3), in polynomial form.
+    the same functions as :func:`rths_ros.core.plant.legs.closed_loop_frf`, in polynomial form.
     """
     plant = plant or LegPlantParams()
     cascade = cascade or LegCascadeParams()

@@ -1,4 +1,4 @@
-"""Convergence condition of ILC inside the RTHS loop (seed 000 §6.2.1, eqs. 6.6-6.21).
+"""Convergence condition of ILC inside the RTHS loop (Insam 2022 §6.2.1, eqs. 6.6-6.21).
 
 In RTHS the reference ``z_j`` is not iteration-invariant: better tracking changes the excitation of the
 experimental part, hence ``F_int,j`` and ``z_j``.  With ``e_j = z_j - z'_j`` and ``z'_j = P (f_j + C e_j)``
@@ -12,7 +12,7 @@ and the update law ``f_{j+1} = Q (L e_j + f_j)`` gives ``e_{j+1} = Q (1 + S_f,in
 
     |Q(jw) (1 + S_f,in(jw) L(jw))| < 1   for all w
 
-Models plugged in (§6.2.2; digest seed000-part1 §6.2, reconstruction that reproduces the thesis's numbers):
+Models plugged in (§6.2.2):
 
 * contact phase only, ``G_DYN = k_EXP / (m_NUM s^2 + d_NUM s + k_NUM)`` (eq. 6.21), ``G_FTS = 1``;
 * one leg (leg 2 of Table 4.1 stands in for the Z direction, collinearity assumed);

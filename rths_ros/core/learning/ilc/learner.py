@@ -1,6 +1,6 @@
 """PD-type Iterative Learning Control (ILC) of the leg feedforward, per leg, trial to trial.
 
-Seed 000 (Insam), ch. 6, eq. 6.2, §6.2.2, Table A.4 (digest seed000-part1 §6.1-6.4, §6.9).  One ILC
+Insam 2022, ch. 6, eq. 6.2, §6.2.2, Table A.4.  One ILC
 iteration (trial) ``j`` is one complete RTHS test (one bump, ``t_end = 1/f_d``).  During the trial the
 feedforward ``f_j`` (one value per leg and synchronisation step) is added to the leg commands; after the
 trial, during the pause ``t_pause`` in which every state is reset, the whole record of the leg errors
@@ -11,7 +11,7 @@ trial, during the pause ``t_pause`` in which every state is reset, the whole rec
 * ``L = beta + gamma d/dt`` is the PD learning function (``beta`` [1/s], ``gamma`` [-]).
 * ``Q`` is the robustness filter: a Butterworth low pass of order ``q_order`` and cut-off ``f_Q,cut``
   applied forward and backward over the whole record (``scipy.signal.filtfilt``), i.e. zero phase with the
-  magnitude ``|H(jw)|^2`` (order 1 reproduces the thesis's convergence numbers, digest §6.2).  It runs
+  magnitude ``|H(jw)|^2`` (order 1 reproduces the thesis's convergence numbers).  It runs
   offline, between trials, so the non-causal filter is allowed.
 * Padding of ``Q``: odd extension (``x(-k) = 2 x(0) - x(k)``, likewise at the end) over
   ``q_pad_time_constants`` time constants ``1/(2 pi f_Q,cut)`` of the filter (bounded by the record
@@ -69,7 +69,7 @@ DERIVATIVES = ("central", "backward")
 
 @dataclass(frozen=True)
 class IlcParams:
-    """PD-type ILC (seed 000 eq. 6.2, Table A.4) and the divergence rule of a series."""
+    """PD-type ILC (Insam 2022 eq. 6.2, Table A.4) and the divergence rule of a series."""
 
     enabled: bool = param(False, "", doc="learn a feedforward (False: f stays 0, the error norms are still recorded)")
     beta_per_s: float = param(10.0, "1/s", 0.0, 1e4,

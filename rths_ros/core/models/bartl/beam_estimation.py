@@ -1,4 +1,4 @@
-"""Interface force and moment of the beam rig (seed 001 §6.1) through its transmission simulator, estimated three
+"""Interface force and moment of the beam rig (Bartl 2019 §6.1) through its transmission simulator, estimated three
 ways: projected forces (eq. 3.15), inverse dynamics (eq. 3.14) and the augmented-state Kalman filter
 (eqs. 3.16-3.19, :class:`rths_ros.core.sysid.interface_estimation.AugmentedKalman`).
 

@@ -1,18 +1,18 @@
-"""Digital twin of the coupled-cantilever-beam experiment of seed 001 (Bartl §6.1, Figs. 6.1-6.6, Table 6.1).
+"""Digital twin of the coupled-cantilever-beam experiment of Bartl 2019 (§6.1, Figs. 6.1-6.6, Table 6.1).
 
 Geometry (global x along the beams, deflection z, rotation alpha = dz/dx; steel, E = 210 GPa, rho = 7850 kg/m^3):
 
 * VIR  cantilever clamped at x = 0, 400 mm long, 40 mm x 4 mm section (l^VIR, h_y, h_z); excitation point P at
   x = d_p^VIR = 200 mm, coupling interface B at the free end x = 400 mm;
 * EXP  cantilever clamped at x = 800 mm with its free end at B (x = 400 mm), 40 mm wide, stepped: 4 mm thick
-  (h_z1) over the 150 mm next to its clamp and 2 mm (h_z2) over the l_d^EXP = 250 mm next to B.  The seed's
+  (h_z1) over the 150 mm next to its clamp and 2 mm (h_z2) over the l_d^EXP = 250 mm next to B.  The thesis's
   Fig. 6.3 is missing, so the placement of the step is this package's reading of Table 6.1;
 * ACT  the rigid steel plate at B (100 x 40 x 6 mm: m = 0.1884 kg, theta_y = 1.576e-4 kg m^2) and two shakers in
   current control at x_B -+ d^ACT/2 (d^ACT = 80 mm), each a 1-DOF armature (moving mass, suspension; stingers
   rigid axially), driven by the force demand u (N).
 
 Both beams are Euler-Bernoulli with cubic Hermite elements (10 mm), consistent mass, and Rayleigh damping for the
-foam dampers (2 % at 20 Hz and 800 Hz; the seed gives no value).  The clamps and washers are rigid (the seed's
+foam dampers (2 % at 20 Hz and 800 Hz; the thesis gives no value).  The clamps and washers are rigid (the thesis's
 joint elements are calibrated to measured frequencies it does not print).  Each beam is reduced by Craig-Bampton
 (:func:`rths_ros.core.models.fe.reduction.craig_bampton`) with 20 fixed-interface modes: the VIR on the boundary
 {z_P, alpha_P, z_B, alpha_B} (excitation point and interface, "translation and rotation"), the EXP on
@@ -21,7 +21,7 @@ joint elements are calibrated to measured frequencies it does not print).  Each 
 Interface (eqs. 6.1-6.3): the coupled quantities are the displacements at the two actuator points,
 ``y = T [z_B; alpha_B]``, ``T = [[1, -d/2], [1, d/2]]``.  The interface force on the EXP beam comes from the rigid
 plate model (6.3), ``lambda_EXP = T^T F_A - diag(m, theta) [z_B''; alpha_B'']`` with the stinger forces F_A
-(impedance heads); the seed's printed input matrix ``[[-1, 1], [d/2, d/2]]`` does not follow from (6.1), the
+(impedance heads); the thesis's printed input matrix ``[[-1, 1], [d/2, d/2]]`` does not follow from (6.1), the
 geometry gives ``T^T = [[1, 1], [-d/2, d/2]]``.  lambda_VIR = -lambda_EXP (6.2).
 
 The loop runs at dt = 0.2 ms: the rig (EXP + plate + shakers, state of the reduced model) exactly with a zero-order
@@ -56,7 +56,7 @@ __all__ = ["BeamRigParams", "BeamRig", "stepped_beam", "build_rig", "simulate_be
 
 @dataclass(frozen=True)
 class BeamRigParams:
-    """Table 6.1 and this package's choices for what the seed leaves open (docs/bartl_rigs.md)."""
+    """Table 6.1 and this package's choices for what the thesis leaves open (docs/bartl_rigs.md)."""
 
     youngs_pa: float = param(210e9, "Pa", 1e9, 1e12, "Young's modulus (Table 6.1)")
     density_kg_m3: float = param(7850.0, "kg/m^3", 100.0, 1e5, "density (Table 6.1)")

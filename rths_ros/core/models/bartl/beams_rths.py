@@ -1,4 +1,4 @@
-"""The coupled-beam rig of seed 001 §6.1 (:mod:`.beams`) as a scenario of the node graph.
+"""The coupled-beam rig of Bartl 2019 §6.1 (:mod:`.beams`) as a scenario of the node graph.
 
 ``numerical.model = coupled_beams`` is the model of the ``shaker_pair`` family: a two-DoF interface, the
 displacements ``y = T [z_B; alpha_B]`` at the two actuator points of the plate at B (eq. 6.1), driven by two
@@ -95,7 +95,7 @@ class CoupledBeamsParams(BeamRigParams):
     this package's choices) and the excitation of the virtual beam at P (§6.1.2)."""
 
     excitation_amplitude_n: float = param(1.0, "N", 0.0, 1e3, "amplitude A of the excitation force at P (the "
-                                          "seed gives none; 1 N)")
+                                          "thesis gives none; 1 N)")
     excitation_frequency_hz: float = param(60.0, "Hz", 0.0, 2000.0, "frequency f of the excitation (§6.1.2: "
                                            "60, 320, 800 Hz; 40 Hz for the square wave)")
     square: bool = param(False, "", doc="square wave of amplitude A instead of the cosine (§6.1.2)")

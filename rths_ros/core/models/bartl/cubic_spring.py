@@ -1,4 +1,4 @@
-"""Digital twin of the cubic-spring rig of seed 001 (Bartl, §6.2, Figs. 6.11/6.12, Tables 6.2/6.3).
+"""Digital twin of the cubic-spring rig of Bartl 2019 (§6.2, Figs. 6.11/6.12, Tables 6.2/6.3).
 
 Components (one interface DOF, the rod position x of the linear motor):
 
@@ -7,16 +7,16 @@ Components (one interface DOF, the rod position x of the linear motor):
 * EXP  the cubic spring ``f = k3 x^3 + k x`` (eq. 6.5).  Table 6.2 prints k = 1.95 N/m and k3 = 0.0014 N/m^3, which
   would make the cubic term 1e-8 N at the 25 mm stroke.  This twin reads the values as N/mm and N/mm^3:
   k = 1950 N/m, k3 = 1.4e6 N/m^3 (at 10 mm the cubic term is 1.4 N against 19.5 N, at 25 mm 22 N against 49 N);
-* ACT  a linear motor (Copley ST2508S in the seed) whose rod carries the force sensor and the spring: rod mass
+* ACT  a linear motor (Copley ST2508S in the thesis) whose rod carries the force sensor and the spring: rod mass
   ``m_A``, viscous friction ``d_A`` and Coulomb friction ``F_c tanh(v / v_s)``; cascade control as printed (P on the
   position, PI on the velocity) with a friction compensation ``c_fc F_c tanh(v_d / v_s)`` added to the force
   (current) demand; the current loop is ideal up to the force limit.  The position demand is saturated at
-  +-25 mm around the initial position (§6.2).  The seed gives none of these numbers; the defaults below are this
+  +-25 mm around the initial position (§6.2).  The thesis gives none of these numbers; the defaults below are this
   package's choice (docs/bartl_rigs.md).
 
 Sensors: the motor's position sensor (white noise ``pos_noise_m``) and the force sensor between rod and spring,
 which measures the spring force plus a bias and white noise (``force_bias_n``, ``force_noise_n``).  The force
-sensor's bias is the twin's source of the drift / offset the seed blames on "sensor noise" (§6.2.2): the AFF
+sensor's bias is the twin's source of the drift / offset the thesis blames on "sensor noise" (§6.2.2): the AFF
 acts only at the excitation harmonics, so a constant force error shifts the virtual part's mean position and
 nothing pulls the actuator after it.
 
@@ -64,7 +64,7 @@ class CubicSpringParams:
     force_bias_n: float = param(0.5, "N", -100.0, 100.0, "bias of the force sensor (choice; the drift source)")
     force_noise_n: float = param(0.02, "N", 0.0, 100.0, "white noise of the force sensor, standard deviation")
     pos_noise_m: float = param(2e-7, "m", 0.0, 1e-2, "white noise of the position sensor, standard deviation")
-    dt_s: float = param(1e-3, "s", 1e-5, 0.01, "sample time of the hybrid loop (choice; the seed gives none for "
+    dt_s: float = param(1e-3, "s", 1e-5, 0.01, "sample time of the hybrid loop (choice; the thesis gives none for "
                                                "§6.2)")
     n_sub: int = param(20, "", 1, 1000, "motor integration sub-steps per sample (50 us at 1 ms)")
     seed: int = param(1, "", 0, 2**31, "seed of the sensor noise")
@@ -129,7 +129,7 @@ class CubicSpringRig:
 class PeakFilter:
     """Peak (resonant band-pass) filter ``H(s) = 2 zeta W s / (s^2 + 2 zeta W s + W^2)`` at ``f_hz``: gain 1 and
     phase 0 at W, no static gain.  Bilinear transform prewarped to W, so the unit gain at W holds exactly in
-    discrete time.  Used on the actuator input of the AFF (§5.3, §6.2.1); the seed gives no design, the relative
+    discrete time.  Used on the actuator input of the AFF (§5.3, §6.2.1); the thesis gives no design, the relative
     bandwidth ``zeta`` is this package's choice."""
 
     def __init__(self, f_hz: float, dt_s: float, zeta: float = 0.2):

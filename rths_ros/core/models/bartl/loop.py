@@ -1,6 +1,6 @@
 """In-process hybrid test of the cubic-spring rig (:mod:`rths_ros.core.models.bartl.cubic_spring`) with the
 harmonic AFF of :mod:`rths_ros.core.learning.aff.harmonic` and the passivity controller of
-:mod:`rths_ros.core.methods.passivity` (seed 001 §6.2.1, §6.2.2, §5.6).
+:mod:`rths_ros.core.methods.passivity` (Bartl 2019 §6.2.1, §6.2.2, §5.6).
 
 Strategies (argument ``strategy``):
 
@@ -46,7 +46,7 @@ STRATEGIES = ("aff", "pbc", "pbc_aff")
 
 def table63_aff(f_hz: float, supervisor: bool, **over) -> HarmonicAffParams:
     """The AFF of §6.2.1 (Table 6.3): one harmonic, LMS with mu_init = 0.1, supervisor constants of Table 6.3.
-    The identification (RLS, 1 s, random theta held 0.1 s, +-1 mm) is this package's choice (the seed gives
+    The identification (RLS, 1 s, random theta held 0.1 s, +-1 mm) is this package's choice (the thesis gives
     none for §6.2)."""
     kw = dict(frequencies_hz=(float(f_hz),), n_int=1, law="lms", identification="rls", simultaneous=False,
               mu_lms=0.1, gamma_lms=0.0, supervisor=supervisor, p_lim_w=-0.3, da_mu_down=0.001, b_mu=2.0,

@@ -1,4 +1,4 @@
-"""The cubic-spring rig of seed 001 §6.2 (:mod:`.cubic_spring`) as a scenario of the node graph.
+"""The cubic-spring rig of Bartl 2019 §6.2 (:mod:`.cubic_spring`) as a scenario of the node graph.
 
 ``numerical.model = cubic_spring`` is the model of the ``linear_motor`` family: one interface DoF, the rod
 position of a linear motor that carries the force sensor and the cubic spring, instead of the Stewart platform.

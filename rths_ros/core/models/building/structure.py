@@ -1,7 +1,7 @@
 """vRTHS benchmark of the RTHS community: a 3-story building on a servo-hydraulic actuator.
 
 Silva, Gomez, Maghareh, Dyke, Spencer, "Benchmark control problem for real-time hybrid simulation",
-MSSP 135 (2020); seed 000 §12.2 runs it with partitioning case 1 and El Centro.  The model is the one
+MSSP 135 (2020); Insam 2022 §12.2 runs it with partitioning case 1 and El Centro.  The model is the one
 of the benchmark's specification (docs/benchmark_building.md); the building matrices and ground
 motions are the package's data under ``config/benchmark/``.
 
@@ -17,7 +17,7 @@ Parts (all linear, Δt = 1/4096 s, every continuous block discretised once at co
 
   and its DoF 1 displacement ``y1 = q1`` is the desired actuator displacement.  Time integration
   (``integrator``): ``"zoh"`` (default) the exact zero-order-hold map with ``[a_g, f_e]`` held over the
-  sample; or one of the Newmark schemes of seed 001 §2.3 (:func:`rths_ros.core.numerics.newmark.newmark_sample`, the
+  sample; or one of the Newmark schemes of Bartl 2019 §2.3 (:func:`rths_ros.core.numerics.newmark.newmark_sample`, the
   kernels of :mod:`rths_ros.core.numerics.newmark`): ``"average_acceleration"`` (implicit, feedforward form: the
   sample's inputs ``[a_g,k, f_m,k]`` act at the new time level ``k+1``, no iteration) or
   ``"central_difference"`` (explicit, feedback form: the inputs act at level ``k``, ``q[k+1]`` follows
@@ -204,7 +204,7 @@ def structure_matrices(params: BenchmarkParams) -> dict:
 
 def explicit_stability_limit(params: BenchmarkParams, matrices: dict | None = None) -> tuple[float, float]:
     """``(omega_max dt, 2/omega_max)`` of the numerical substructure's undamped ``M_n, K_n``: the central
-    difference is stable for ``omega_max dt < 2`` (seed 001 Table 2.1)."""
+    difference is stable for ``omega_max dt < 2`` (Bartl 2019 Table 2.1)."""
     m = structure_matrices(params) if matrices is None else matrices
     limit = CentralDifference.stability_limit_dt(m["M_n"], m["K_n"])
     return 2.0 * params.dt_s / limit, limit
@@ -285,7 +285,7 @@ class NumericalSubstructure:
         self.ad, self.bd = zoh(m["A_n"], m["B_n"], params.dt_s)
         self.x = np.zeros(6)
         self.scheme = INTEGRATOR_CHOICES.index(self.integrator)      # 0 = ZOH (the fused loop's switch)
-        #: omega_max dt of the undamped M_n, K_n and the explicit limit 2/omega_max (seed 001 Table 2.1)
+        #: omega_max dt of the undamped M_n, K_n and the explicit limit 2/omega_max (Bartl 2019 Table 2.1)
         self.omega_max_dt, self.dt_limit_s = explicit_stability_limit(params, m)
         if self.integrator == "zoh":
             self.spectral_radius = float(np.max(np.abs(np.linalg.eigvals(self.ad))))

@@ -1,4 +1,4 @@
-"""The contact test's numerical part with independent integration (seed 003, du Bois, Sect. 25.2), selectable as
+"""The contact test's numerical part with independent integration (du Bois (IMAC, ch. 25), Sect. 25.2), selectable as
 ``numerical.model = contact_1d_independent`` (section ``numerical.independent``).
 
 Same model as :class:`rths_ros.core.models.contact1d.model.NumericalMSD` (``m_NUM`` on ``k_NUM || d_NUM`` driven by the 1 - cos
@@ -8,11 +8,11 @@ suspension, deviation form, parameters from ``numerical.contact_1d``)::
 
 (``lam`` = the force the specimen exerts on the numerical mass).  The model is **slow**: it is advanced by explicit
 Euler with the step ``H = main_step_s = n * loop.dt_s`` (the suspension terms taken at the start of each step), as
-the full numerical model of seed 003.  The synchronisation loop (``loop.dt_s``) is the fast interface loop.  One
+the full numerical model of du Bois (IMAC, ch. 25).  The synchronisation loop (``loop.dt_s``) is the fast interface loop.  One
 call of :meth:`IndependentMSD.step` per synchronisation step, ``step(F_int[k]) -> (z_{k+1}, z'_{k+1})`` like
 ``NumericalMSD``; ``k = j n + i`` (model step ``j``, fast sample ``i``).
 
-``scheme = "independent"`` (seed 003 eqs. 25.1-25.4, the digest's pseudo-code;
+``scheme = "independent"`` (du Bois (IMAC, ch. 25) eqs. 25.1-25.4;
 :class:`rths_ros.core.numerics.independent_integration.IndependentIntegrator`):
 
 * ``i = 0``: ``lam_0`` = the mean force the model's latest step used (``force_ref = "mean"``; ``-F_int[0]`` at the
@@ -25,17 +25,17 @@ call of :meth:`IndependentMSD.step` per synchronisation step, ``step(F_int[k]) -
 With a constant force the demand at every model step equals the model's Euler position (``alpha = 0`` or
 ``reference = euler_path``), and the model equals an explicit-Euler integration (tested).
 
-``scheme = "explicit_euler"``: the conventional coupling of seed 003 (Fig. 25.3) at the same ``H``.  At ``i = 0``
+``scheme = "explicit_euler"``: the conventional coupling of du Bois (IMAC, ch. 25) (Fig. 25.3) at the same ``H``.  At ``i = 0``
 the model steps with the force of that sample, ``lam = -F_int[jn]``; the demand holds ``z_j`` over the step and
 moves to ``z_{j+1}`` at ``t_{j+1}``.  The velocity demand is the model's velocity at the latest model step (``z'_j``,
 then ``z'_{j+1}``): the conventional scheme hands the model state to the actuator.
 
-Choices (the seed is silent or differs):
+Choices (the paper is silent or differs):
 
-* Fast loop rate: the synchronisation step of the graph, ``loop.dt_s`` = 1 ms (1 kHz), instead of the seed's
-  2 kHz.  ``alpha`` is applied per fast sample as in the seed, so its reconciliation time constant is
-  ``dt / alpha``: 0.5 s for ``alpha = 2e-3`` at 1 kHz (= the seed's ``alpha = 1e-3`` at 2 kHz), 0.1 s for 1e-2
-  (= 5e-3 at 2 kHz).  The default ``alpha = 2e-3`` keeps the seed's time constant of ``alpha = 1e-3``.
+* Fast loop rate: the synchronisation step of the graph, ``loop.dt_s`` = 1 ms (1 kHz), instead of the paper's
+  2 kHz.  ``alpha`` is applied per fast sample as in the paper, so its reconciliation time constant is
+  ``dt / alpha``: 0.5 s for ``alpha = 2e-3`` at 1 kHz (= the paper's ``alpha = 1e-3`` at 2 kHz), 0.1 s for 1e-2
+  (= 5e-3 at 2 kHz).  The default ``alpha = 2e-3`` keeps the paper's time constant of ``alpha = 1e-3``.
 * The actuator is not ideal here: the force ``F_int[k]`` is measured at the achieved position of the platform
   (the simulated plant with its cascade), so the fast loop reacts to the force the lagging platform produces.
 * ``jacobian``, ``reference``, ``force_ref``: the readings of :mod:`rths_ros.core.numerics.independent_integration`
@@ -68,12 +68,12 @@ SCHEME_CHOICES = ("independent", "explicit_euler")
 class IndependentContact1DParams:
     """Multi-rate integration of the contact test's numerical part (numerical.model = contact_1d_independent)."""
 
-    scheme: str = param("independent", "", doc="'independent' = seed 003 independent integration (fast interface "
+    scheme: str = param("independent", "", doc="'independent' = du Bois (IMAC, ch. 25) independent integration (fast interface "
                         "loop at loop.dt_s, reconciliation, mean-force feedback); 'explicit_euler' = conventional "
                         "coupling at the same main step (demand held over the step)", choices=SCHEME_CHOICES)
     main_step_s: float = param(0.01, "s", 1e-4, 1.0, "H: explicit-Euler step of the numerical model, a whole "
-                               "multiple of loop.dt_s (seed 003: 10 and 20 ms)")
-    alpha: float = param(2e-3, "", 0.0, 1.0, "reconciliation gain per synchronisation step (seed 003: 1e-3 and "
+                               "multiple of loop.dt_s (du Bois (IMAC, ch. 25): 10 and 20 ms)")
+    alpha: float = param(2e-3, "", 0.0, 1.0, "reconciliation gain per synchronisation step (du Bois (IMAC, ch. 25): 1e-3 and "
                          "5e-3 at 2 kHz; 2e-3 at 1 kHz keeps the 0.5 s time constant of 1e-3)")
     jacobian: str = param("step", "", doc="'step' = dz'_{j+1}/dF of the model's Euler step (finite differences, "
                           "H/m_NUM); 'growing' = that value scaled by (t - t_j)/H", choices=JACOBIAN_CHOICES)

@@ -1,4 +1,4 @@
-"""1-D contact test of seed 000 Part I (Insam, ch. 4, Fig. 4.1, Table A.2).
+"""1-D contact test of Insam 2022 Part I (Insam, ch. 4, Fig. 4.1, Table A.2).
 
 Vertical chain, top to bottom: a moving suspension ``z_d(t)``, the spring-damper
 ``k_NUM || d_NUM``, the numerical mass ``m_NUM`` (the interface DoF), the spring ``k_EXP``,
@@ -24,7 +24,7 @@ Sign conventions (deviation form, every coordinate zero at the initial rest stat
 
   so the system stays at rest with ``F_int = m_EXP g``, and a larger ``F_int`` pushes the
   numerical mass DOWN.
-* Suspension (deviation form, digest seed000-part1 §1.4)::
+* Suspension (deviation form, )::
 
       z_d(t) = -(h0 + dz_max)/2 * (1 - cos(2 pi f_d t))
 
@@ -50,7 +50,7 @@ GATE_CHOICES = ("contact_phase", "ground_contact")
 
 @dataclass(frozen=True)
 class Contact1DParams:
-    """Parameters of the 1-D contact test (Table A.2 of seed 000 plus the contact model of §4.3)."""
+    """Parameters of the 1-D contact test (Table A.2 of Insam 2022 plus the contact model of §4.3)."""
 
     m_num_kg: float = param(9.62, "kg", 1e-3, 1e4, "numerical mass m_NUM")
     k_num_n_per_m: float = param(1e4, "N/m", 0.0, 1e8, "numerical spring k_NUM (suspension to m_NUM)")

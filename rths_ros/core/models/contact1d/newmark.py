@@ -1,4 +1,4 @@
-"""The contact test's numerical part integrated by Newmark (seed 001 §2.3), selectable as
+"""The contact test's numerical part integrated by Newmark (Bartl 2019 §2.3), selectable as
 ``numerical.model = contact_1d_newmark``.
 
 Same model as :class:`rths_ros.core.models.contact1d.model.NumericalMSD` (``m_NUM`` on ``k_NUM || d_NUM`` driven by the
@@ -7,7 +7,7 @@ Same model as :class:`rths_ros.core.models.contact1d.model.NumericalMSD` (``m_NU
     m_NUM z'' + d_NUM z' + k_NUM z = k_NUM z_d(t) + d_NUM z_d'(t) + (F_ext^NUM - m_NUM g) - F_int
 
 written as ``M q'' + C q' + K q = G^T lam + f_ext`` with ``lam = -F_int`` (the force the specimen exerts on the
-numerical mass, seed 001's ``lam_VIR = -lam_EXP``), ``G = 1`` and ``f_ext(t) = k z_d + d z_d' + m_EXP g``
+numerical mass, Bartl's (2019) ``lam_VIR = -lam_EXP``), ``G = 1`` and ``f_ext(t) = k z_d + d z_d' + m_EXP g``
 (``F_ext^NUM - m_NUM g = m_EXP g``).  One integration step per synchronisation step; ``F_int`` of step k is the
 last measured force.  ``step(F_int) -> (z_{k+1}, z'_{k+1})`` like ``NumericalMSD``:
 
@@ -16,7 +16,7 @@ last measured force.  ``step(F_int) -> (z_{k+1}, z'_{k+1})`` like ``NumericalMSD
   ``f_ext(t_{k+1})``; no iteration.  Unconditionally stable.
 * ``central_difference`` (:class:`~rths_ros.core.numerics.newmark.CentralDifference`, eq. 2.46, feedback coupling): the
   force of step k gives ``z''_k`` and the explicit ``z_{k+1}``.  The scheme knows ``z'`` only up to ``t_k``; the
-  velocity handed on is the explicit ``z'_k + dt z''_k`` (a choice: the seed's scheme needs no ``z'_{k+1}``,
+  velocity handed on is the explicit ``z'_k + dt z''_k`` (a choice: the thesis's scheme needs no ``z'_{k+1}``,
   the platform's velocity command does).
 
 The initial state is the rest state; the first force acts from ``t = 0+`` (for the implicit scheme the initial

@@ -1,4 +1,4 @@
-"""The substructured damper rig of seed 004 (du Bois, Titurus & Lieven, ISMA 2010), ROS-free.
+"""The substructured damper rig of du Bois et al. 2010, ROS-free.
 
 * :mod:`.params` - every parameter (SI units) and the choices behind the defaults;
 * :mod:`.modal` - the 2-DOF numerical substructure as modal transfer functions, RK4 (§4.1);

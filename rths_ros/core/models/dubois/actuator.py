@@ -1,15 +1,15 @@
 """Transfer system of the damper rig: the actuator under its inner PID loop, as process models of
-:mod:`rths_ros.core.methods.tdc` (seed 004 eq. 1).
+:mod:`rths_ros.core.methods.tdc` (du Bois et al. 2010 eq. 1).
 
 The servo ``G`` (demand -> LVDT displacement of the unloaded actuator) is the cascade of a G2D model
 (``K = w0^2``, unit static gain) and a G1 lag: third order plus delay, so none of the four process
-models fits it exactly (the seed: the phase "extends well beyond -180 deg", "higher order dynamics
+models fits it exactly (the paper: the phase "extends well beyond -180 deg", "higher order dynamics
 are in fact present").  The load ``f`` (the damper force) deflects the actuator and frame by
 ``f / k_load``; the inner loop rejects the deflection with its sensitivity ``1 - G``::
 
     x = G r - (1 - G) f / k_load = G (r + f / k_load) - f / k_load
 
-so the transfer system depends on the specimen (seed 004 §2.2, first observation), and through the
+so the transfer system depends on the specimen (du Bois et al. 2010 §2.2, first observation), and through the
 damper's orifice and poppets on the amplitude.  The force is that of the previous sample (the load
 cell is read before the servo moves).
 

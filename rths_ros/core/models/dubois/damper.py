@@ -1,4 +1,4 @@
-"""The physical substructure of seed 004 and its models (§4.2-4.3).
+"""The physical substructure of du Bois et al. 2010 and its models (§4.2-4.3).
 
 :class:`HydraulicDamper` - eq. (16) with ``V1 = V2 = V0/2`` (so ``B (V1 + V2) / (V1 V2) = 4 B / V0``,
 the factor of eq. 17)::
@@ -8,9 +8,9 @@ the factor of eq. 17)::
     a = (1 + tanh((|dp_f| - p_open) / p_width)) / 2,   T_p dp_f' = dp - dp_f      (poppet loop)
     F = A dp
 
-``Q_p`` is the orifice law with the poppet path's coefficients (the seed: "a second loop, identical to
+``Q_p`` is the orifice law with the poppet path's coefficients (the paper: "a second loop, identical to
 the bottom loop of the main orifice flow, but with larger flow coefficients"; here larger flow means
-smaller pressure-loss coefficients).  The seed prints ``A y``; the text defines ``y'`` as the piston
+smaller pressure-loss coefficients).  The paper prints ``A y``; the text defines ``y'`` as the piston
 velocity, so the flow term is ``A y'``.  The force ``F = A dp`` (not printed) opposes the motion of
 ``m2`` in eq. (19).  The state is integrated by RK4 with ``substeps`` sub-steps per control period,
 the piston moving at constant velocity between the two displacements it is given.

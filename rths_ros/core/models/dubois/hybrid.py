@@ -1,4 +1,4 @@
-"""Hybrid system model of seed 004 §4.3: the 2-DOF chain with the linear Maxwell damper at ``m2``.
+"""Hybrid system model of du Bois et al. 2010 §4.3: the 2-DOF chain with the linear Maxwell damper at ``m2``.
 
 Eqs. (18-19) with ``f = c_d k_d s / (c_d s + k_d) x2`` (eq. 23) give (eq. 24)::
 

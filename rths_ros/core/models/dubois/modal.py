@@ -1,4 +1,4 @@
-"""Numerical substructure of seed 004 §4.1: modal transfer functions integrated by RK4.
+"""Numerical substructure of du Bois et al. 2010 §4.1: modal transfer functions integrated by RK4.
 
 From the FE matrices ``M, K`` and proportional damping ``C = alpha M + beta K`` (eqs. 10-11), the
 mass-normalised modes ``Phi`` (``Phi^T M Phi = I``, ``Phi^T K Phi = Lambda``) decouple the equations

@@ -1,6 +1,6 @@
-"""Parameters of the substructured damper rig of seed 004 (du Bois, Titurus & Lieven, ISMA 2010).
+"""Parameters of the substructured damper rig of du Bois et al. 2010.
 
-The seed prints no number for the 2-DOF model, the damper, the actuator or the noise ("data are
+The paper prints no number for the 2-DOF model, the damper, the actuator or the noise ("data are
 normalised for commercial reasons"; the values are only in the missing figures).  Every default below
 is a choice, in SI units, made so that the published statements hold (docs/dubois_rig.md):
 
@@ -110,4 +110,4 @@ class RigParams:
     damper: HydraulicDamperParams = param(HydraulicDamperParams(), doc="physical damper (and its model)")
     maxwell: MaxwellParams = param(MaxwellParams(), doc="linear damper of the hybrid model")
     actuator: ActuatorParams = param(ActuatorParams(), doc="transfer system")
-    dt_s: float = param(0.001, "s", 1e-5, 0.01, "control period (1 kHz in seed 004)")
+    dt_s: float = param(0.001, "s", 1e-5, 0.01, "control period (1 kHz in du Bois et al. 2010)")

@@ -1,4 +1,4 @@
-"""The virtual substructured damper rig of seed 004 §4 (one stepped-sine test point per call).
+"""The virtual substructured damper rig of du Bois et al. 2010 §4 (one stepped-sine test point per call).
 
 Per 1 kHz tick ``k`` (pseudo-code of §4.4-4.5):
 

@@ -1,4 +1,4 @@
-"""Seed 004's substructured damper rig (:mod:`.rig`) as a scenario of the node graph.
+"""du Bois et al.'s (2010) substructured damper rig (:mod:`.rig`) as a scenario of the node graph.
 
 ``numerical.model = dubois_damper`` is the model of the ``damper_rig`` family: one interface DoF, the piston of a
 hydraulic damper driven by a servo-hydraulic actuator (its transfer system), instead of the Stewart platform.
@@ -56,7 +56,7 @@ __all__ = ["DuboisScenarioParams", "ModalChain", "base_motion", "build", "Damper
            "DamperRigTwin"]
 
 #: the G2 process model fitted on the twin's standard damper (`rths dubois qualify`, seed 1; rounded): the mode
-#: the seed found best ("acceptable beyond 20 Hz"); static gain K / w0^2 = 1.003
+#: the paper found best ("acceptable beyond 20 Hz"); static gain K / w0^2 = 1.003
 G2_FIT = ProcessModelParams(kind="G2", gain=16024.0, tau_p_s=0.005, zeta=0.4824, omega0_rad_s=126.41, delay_s=0.0)
 
 
@@ -71,11 +71,11 @@ class DuboisScenarioParams:
     model: ProcessModelParams = param(G2_FIT, doc="process model whose inverse shapes the demand (identity: kind "
                                       "G1, gain 1, tau_p_s 0 = no cancellation; G1D/G2D: with forward prediction)")
     predictor: PredictorParams = param(PredictorParams(order=6, window_s=0.1, n_samples=20),
-                                       doc="forward predictor of the delayed models (seed 004's test predictor)")
+                                       doc="forward predictor of the delayed models (du Bois et al.'s (2010) test predictor)")
     switches: SwitchParams = param(SwitchParams(gamma_rate_per_s=2.0, sx_rate_per_s=2.0), doc="force switch gamma "
                                    "and displacement switch s_x, ramped from 0 to 1")
     trip: TripParams = param(TripParams(enabled=False), doc="power-discrepancy trip dP = f (x2' - v_p) (off: the "
-                             "seed's substructuring tests ran without it)")
+                             "paper's substructuring tests ran without it)")
     noise_seed: int = param(1, "", 0, 2**31 - 1, "seed of the LVDT and load-cell noise (trial j: noise_seed + j)")
 
 

@@ -1,4 +1,4 @@
-"""FIR and IIR virtual parts built from impulse responses (seed 001 §2.4).
+"""FIR and IIR virtual parts built from impulse responses (Bartl 2019 §2.4).
 
 Impulse responses (§2.4.1, eq. 2.58): ``H[n] = C [q_1[n] .. q_nu[n]]``, the output response to a unit Dirac on
 input ``j``, computed with the implicit Newmark (or HHT) stepper of

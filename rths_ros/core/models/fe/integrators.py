@@ -1,4 +1,4 @@
-"""Implicit Newmark and HHT-alpha steppers for large (sparse) or reduced (dense) virtual parts (seed 001 §2.3).
+"""Implicit Newmark and HHT-alpha steppers for large (sparse) or reduced (dense) virtual parts (Bartl 2019 §2.3).
 
 Model ``M q'' + D q' + K q = B u`` (``B = G^T`` for the interface force ``u = lam``), output ``y = C q``
 (``C = G``).  One call of :meth:`NewmarkStepper.step` takes the input of the new time level ``u[n+1]`` (the measured
@@ -38,7 +38,7 @@ __all__ = ["NewmarkStepper", "newmark", "hht", "factorise", "hht_parameters"]
 def hht_parameters(alpha: float) -> tuple[float, float]:
     """``(beta, gamma)`` of HHT-alpha in the thesis's convention (eq. 2.56)."""
     if not 0.0 <= alpha <= 1.0 / 3.0:
-        raise ValueError(f"alpha = {alpha} outside [0, 1/3] (seed 001 eq. 2.56)")
+        raise ValueError(f"alpha = {alpha} outside [0, 1/3] (Bartl 2019 eq. 2.56)")
     return 0.25 * (1.0 + alpha) ** 2, 0.5 + alpha
 
 

@@ -1,4 +1,4 @@
-"""Finite-element matrices of the large virtual parts (seed 001 §2.2, §2.4.5): ``M q'' + D q' + K q = G^T lam``,
+"""Finite-element matrices of the large virtual parts (Bartl 2019 §2.2, §2.4.5): ``M q'' + D q' + K q = G^T lam``,
 ``y = G q``.
 
 * :func:`cantilever_beam` -- Euler-Bernoulli beam, cubic Hermite elements (deflection and slope per node), clamped
@@ -93,7 +93,7 @@ def beam_element(ei: float, rho_a: float, le: float) -> tuple[np.ndarray, np.nda
 
 @dataclass(frozen=True)
 class BeamParams:
-    """Steel cantilever of seed 001 Table B.2 (E, length, width, height); density 7850 kg/m^3 (§6.1 material)."""
+    """Steel cantilever of Bartl 2019 Table B.2 (E, length, width, height); density 7850 kg/m^3 (§6.1 material)."""
 
     length_m: float = 0.5
     width_m: float = 0.05
@@ -137,7 +137,7 @@ def cantilever_beam(p: BeamParams = BeamParams(), io_nodes=None) -> FEModel:
 # --------------------------------------------------------------------------------------------------- plate
 @dataclass(frozen=True)
 class PlateParams:
-    """Free-free aluminium plate of the real-time benchmark (seed 001 §2.4.5 gives only '8066-DOF aluminium plate,
+    """Free-free aluminium plate of the real-time benchmark (Bartl 2019 §2.4.5 gives only '8066-DOF aluminium plate,
     3 inputs / 3 outputs'; everything else here is this package's choice, see docs/fe_virtual_parts.md)."""
 
     length_m: float = 0.6            # along x

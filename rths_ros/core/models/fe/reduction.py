@@ -1,4 +1,4 @@
-"""Model-order reduction of a virtual part (seed 001 §2.2): ``q = R q~``, ``M~ = R^T M R``, ``D~ = R^T D R``,
+"""Model-order reduction of a virtual part (Bartl 2019 §2.2): ``q = R q~``, ``M~ = R^T M R``, ``D~ = R^T D R``,
 ``K~ = R^T K R``, ``G~ = G R`` (eq. 2.30).
 
 * :func:`free_modes` -- the lowest free-interface modes ``(K - omega^2 M) phi = 0``, mass-normalised

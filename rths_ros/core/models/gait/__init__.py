@@ -1,4 +1,4 @@
-"""The prosthetic-foot gait test (seed 000 Part III): the VPP amputee walker (:mod:`.vpp`), its initial conditions
+"""The prosthetic-foot gait test (Insam 2022 Part III): the VPP amputee walker (:mod:`.vpp`), its initial conditions
 (:mod:`.vpp_ic`), the 3-DoF sagittal interface (:mod:`.interface`) and its loop objects (:mod:`.rths`)."""
 from __future__ import annotations
 

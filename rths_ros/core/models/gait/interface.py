@@ -1,6 +1,6 @@
 """3-DoF sagittal interface between the VPP amputee model and the Stewart platform (prosthetic-foot RTHS).
 
-Seed 000 (Insam) §16.1-16.2 and ch. 17: the numerical part (the VPP amputee) and the experimental part (an
+Insam 2022 §16.1-16.2 and ch. 17: the numerical part (the VPP amputee) and the experimental part (an
 Ottobock 1C40 right foot on the force/torque sensor of the hexapod) share three interface DoFs in the sagittal
 plane, the position of the interface point (IFP, the stump end = the ankle adapter) ``(x_IFP, y_IFP)`` and the leg
 angle ``alpha_R``; the interface load is two planar forces and one moment.  The foot is mounted with about 7 deg
@@ -106,7 +106,7 @@ def leg_unit_vectors(alpha_rad: float) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class GaitInterfaceParams:
-    """Mounting geometry, payload and load limits of the prosthetic-foot interface (seed 000 §16.2)."""
+    """Mounting geometry, payload and load limits of the prosthetic-foot interface (Insam 2022 §16.2)."""
 
     toe_out_deg: float = param(7.0, "deg", -30.0, 30.0,
                                "toe-out of the mounted foot about the shank axis (7 deg, the typical human value)")

@@ -1,4 +1,4 @@
-"""Fast-path objects of the prosthetic-foot RTHS (seed 000 Part III, ch. 16-17): VPP amputee model, platform
+"""Fast-path objects of the prosthetic-foot RTHS (Insam 2022 Part III, ch. 16-17): VPP amputee model, platform
 command with the swing policy, sagittal force processing.
 
 One synchronisation step of the gait loop (the same objects, in the same order, in the ROS nodes and in the

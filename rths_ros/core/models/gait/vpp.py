@@ -1,4 +1,4 @@
-"""Virtual Pivot Point (VPP) gait model and its amputee modification (seed 000, ch. 15-16).
+"""Virtual Pivot Point (VPP) gait model and its amputee modification (Insam 2022, ch. 15-16).
 
 Planar walking model (Maus et al.): one rigid trunk with all the mass (CoM ``(x, y)``, trunk angle
 ``phi`` from the vertical, ``phi > 0`` = forward lean = clockwise), two massless spring legs and a

@@ -1,4 +1,4 @@
-"""Initial-condition optimisation of the VPP gait model with CMA-ES (seed 000, §15.2.1 and §16.2.1).
+"""Initial-condition optimisation of the VPP gait model with CMA-ES (Insam 2022, §15.2.1 and §16.2.1).
 
 Variables (as in the thesis): forward speed ``x'_0``, CoM height ``y_0`` and trunk rate ``phi'_0``;
 ``x_0 = 0``, ``y'_0 = 0`` and ``phi_0`` are fixed, the model starts in left single support with the

@@ -1,4 +1,4 @@
-"""Parameters of the VPP gait model and its amputee modification (:mod:`rths_ros.core.models.gait.vpp`, seed 000
+"""Parameters of the VPP gait model and its amputee modification (:mod:`rths_ros.core.models.gait.vpp`, Insam 2022
 ch. 15-16): :class:`VppParams` (Table A.7), the Table A.6 set, the stump split of the right leg, and the array
 layouts shared by the numba kernels (:mod:`rths_ros.core.models.gait.vpp_kernels`) and the state
 (:class:`rths_ros.core.models.gait.vpp.VppState`): the packed parameter vector (``P_*``), the continuous state
@@ -20,7 +20,7 @@ THESIS_IC_A6 = {"y0_m": 1.086, "xd0_m_per_s": 1.136, "phi0_rad": 0.0, "phid0_rad
 
 @dataclass(frozen=True)
 class VppParams:
-    """VPP / amputee-VPP parameters; defaults = Table A.7 of seed 000 (the RTHS test set).
+    """VPP / amputee-VPP parameters; defaults = Table A.7 of Insam 2022 (the RTHS test set).
 
     The initial conditions ``y0_m``, ``xd0_m_per_s``, ``phid0_rad_per_s`` are the CMA-ES optimum of
     this implementation on the basic model (see docs/vpp.md); ``amp_*`` are the 3-stride optimum on the
@@ -48,7 +48,7 @@ class VppParams:
     m_ifp_kg: float = param(0.005, "kg", 1e-6, 10.0, "interface-point mass m_IFP")
     k_u_n_per_m: float = param(1.1e3, "N/m", 1.0, 1e8, "stump stiffness k_u (Table A.7 value, see docs)")
     d_u_kg_per_s: float = param(4.69, "kg/s", 0.0, 1e5, "stump damper d_u (2 sqrt(m_IFP k_u))")
-    k_f_n_per_m: float = param(4950.0, "N/m", 1.0, 1e8, "simulated foot spring k_f (seed's foot approximation)")
+    k_f_n_per_m: float = param(4950.0, "N/m", 1.0, 1e8, "simulated foot spring k_f (thesis's foot approximation)")
     to_force_n: float = param(1.0, "N", 0.0, 1e3, "amputee take-off: stump spring force k_u (l0_u - l_u) below this")
     y0_m: float = param(1.0697261021396056, "m", 0.3, 3.0, "initial CoM height y_0 (basic model, optimised)")
     xd0_m_per_s: float = param(0.9861694881703542, "m/s", 0.0, 10.0, "initial forward speed x'_0 (basic model, optimised)")

@@ -1,4 +1,4 @@
-"""Interface force and moment of the beam rig (seed 001 §6.1) through its transmission simulator: projected forces,
+"""Interface force and moment of the beam rig (Bartl 2019 §6.1) through its transmission simulator: projected forces,
 inverse dynamics and the augmented-state Kalman filter (rths_ros.core.models.bartl.beam_estimation).
 
 The thesis gives no error values for this rig (its §6.1 forms the interface force from the rigid plate model,

@@ -1,4 +1,4 @@
-"""Seed 001's coupled-beam rig as a scenario of the two-shaker family (numerical.model = coupled_beams): the
+"""Bartl's (2019) coupled-beam rig as a scenario of the two-shaker family (numerical.model = coupled_beams): the
 in-process virtual run drives the same loop as the rig study's simulate_beams (bit for bit, with the two-DoF AFF
 split into learner and platform halves), the scenario synchronises as the rig study does, its objects keep the
 protocols' widths and message mapping, and the scenario checks name the key."""
@@ -169,9 +169,9 @@ def test_an_output_filter_is_refused_for_more_than_one_channel():
 
 
 def test_lms_01_at_320_hz_runs_away_and_aborts_while_rls_synchronises():
-    """§6.1.4 as the scenario runs it (5 s of identification, as the seed): LMS with mu_LMS = 0.1 is unstable at
+    """§6.1.4 as the scenario runs it (5 s of identification, as the thesis): LMS with mu_LMS = 0.1 is unstable at
     320 Hz, so the shakers' demand grows until the force limit aborts the run within 0.5 s of the switch-on; the
-    seed's RLS with simultaneous identification synchronises."""
+    thesis's RLS with simultaneous identification synchronises."""
     base = ["numerical.coupled_beams.excitation_frequency_hz=320", "numerical.coupled_beams.aff.frequencies_hz=[320]",
             "numerical.coupled_beams.aff.t_id_s=5.0", "loop.duration_s=8.0"]
     s = scn.load(NAME, base + ["numerical.coupled_beams.aff.law=lms", "numerical.coupled_beams.aff.simultaneous=false",

@@ -1,4 +1,4 @@
-"""Seed 001's cubic-spring rig as a scenario of the linear-motor family (numerical.model = cubic_spring): the
+"""Bartl's (2019) cubic-spring rig as a scenario of the linear-motor family (numerical.model = cubic_spring): the
 in-process virtual run drives the same loop as the rig study's simulate_cubic (bit for bit, with the passivity
 controller, the AFF and both), reproduces the rig study's rows and findings (docs/bartl_rigs.md): without the
 passivity controller the coupled test goes unstable and aborts at the interface limit, unsupervised LMS runs away,

@@ -1,6 +1,6 @@
-"""Servo-hydraulic building benchmark (Silva et al. 2020; seed 000 §12.2): models, per-step objects, runs.
+"""Servo-hydraulic building benchmark (Silva et al. 2020; Insam 2022 §12.2): models, per-step objects, runs.
 
-Seed numbers (seed 000 §12.2, case 1, El Centro x 0.4, FFT of the first-floor displacement over
+Seed numbers (Insam 2022 §12.2, case 1, El Centro x 0.4, FFT of the first-floor displacement over
 t in (5.2, 36.8) s, one-sided amplitude 2|X|/N): reference amplitude a_hat = 3.39e-4 m, hybrid
 amplitude with the sample controller a_min = 4.59e-4 m, frequency f_hat = 3.7 Hz.
 Specification numbers (/work/shared/benchmark/README.md, "Signals and hardware limits"): sensor noise RMS

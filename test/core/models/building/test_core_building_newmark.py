@@ -1,4 +1,4 @@
-"""Newmark integration of the building benchmark's numerical substructure (``integrator``; seed 001 §2.3).
+"""Newmark integration of the building benchmark's numerical substructure (``integrator``; Bartl 2019 §2.3).
 
 ``zoh`` (default) is the exact zero-order-hold map; ``average_acceleration`` (implicit, the sample's measured force
 at the new time level: feedforward form) and ``central_difference`` (explicit, feedback form) run the compiled
@@ -197,7 +197,7 @@ def test_case1_nominal_j_of_each_scheme_close_to_zoh(runs):
 def _hand_run(integrator, mode):
     """Case 1 driven by hand (the per-step objects).  mode 'avg': the numerical part gets the mean of this and
     the previous sample's inputs (half a sample later); 'new_level': it is stepped after the plant with the force
-    measured at the new sample and a_g,k+1 (seed 001 eq. 2.48 with the force of t_{k+1})."""
+    measured at the new sample and a_g,k+1 (Bartl 2019 eq. 2.48 with the force of t_{k+1})."""
     p = bld.benchmark_params(integrator=integrator)
     ag = brun.ground_motion(p)
     n = ag.size

@@ -1,6 +1,6 @@
-"""1-D contact test of seed 000 Part I: integrator, numerical substructure, reference solution.
+"""1-D contact test of Insam 2022 Part I: integrator, numerical substructure, reference solution.
 
-Numbers: thesis Table A.2 and the digest seed000-part1 §1.4-1.7 (touch-down 1.216 s,
+Numbers: thesis Table A.2  (touch-down 1.216 s,
 lift-off 2.782 s for d_NUM = 50 kg/s and 2.775 s for 200 kg/s, min z -12.70 mm,
 peak contact force 23.35 N / 23.25 N).
 """
@@ -188,11 +188,11 @@ def test_reset_restores_rest_and_run_is_deterministic():
 # --------------------------------------------------------------------------------------
 # reference solution
 # --------------------------------------------------------------------------------------
-# digest seed000-part1 §1.5 / App. V.2: (d_NUM, lift-off s, min z mm, peak contact force N)
-DIGEST = [(50.0, 2.782, -12.699, 23.35), (200.0, 2.775, -12.688, 23.25)]
+# App. V.2: (d_NUM, lift-off s, min z mm, peak contact force N)
+REFERENCE = [(50.0, 2.782, -12.699, 23.35), (200.0, 2.775, -12.688, 23.25)]
 
 
-@pytest.mark.parametrize("d, t_lo, zmin_mm, f_peak", DIGEST)
+@pytest.mark.parametrize("d, t_lo, zmin_mm, f_peak", REFERENCE)
 def test_reference_solution_reproduces_thesis_numbers(d, t_lo, zmin_mm, f_peak):
     r = reference_solution(Contact1DParams(d_num_kg_per_s=d))
     assert r["touchdown_s"] == pytest.approx(1.216, rel=0.01)
@@ -211,7 +211,7 @@ def test_reference_solution_reproduces_thesis_numbers(d, t_lo, zmin_mm, f_peak):
 
 @pytest.mark.parametrize("d", [50.0, 200.0])
 def test_reference_solution_matches_sticking_unilateral_spring(d):
-    """With the contact-phase gate, penalty contact ~ mass sticking at the ground (digest §1.5)."""
+    """With the contact-phase gate, penalty contact ~ mass sticking at the ground."""
     p = Contact1DParams(d_num_kg_per_s=d)
     r = reference_solution(p)
 

@@ -1,7 +1,7 @@
-"""The contact test's numerical part with seed 003's independent integration (numerical.model =
+"""The contact test's numerical part with du Bois's (IMAC, ch. 25) independent integration (numerical.model =
 contact_1d_independent): a slow explicit-Euler model (H = 10 ms) with the 1 kHz synchronisation loop as the fast
 interface loop.  Alone against a hand-written explicit Euler, and in the loop (virtual run = the graph's objects)
-against the conventional explicit-Euler coupling at the same H and the seed 000 reference solution."""
+against the conventional explicit-Euler coupling at the same H and the Insam 2022 reference solution."""
 from __future__ import annotations
 
 import dataclasses
@@ -54,7 +54,7 @@ def _drive(model, forces):
                                                      ("independent", 1e-2, "euler_path"),
                                                      ("explicit_euler", 2e-3, "hold")])
 def test_constant_force_equals_explicit_euler(scheme, alpha, reference):
-    """Seed 003: with the force constant over the step the scheme is an explicit-Euler step of the full model.  The
+    """du Bois (IMAC, ch. 25): with the force constant over the step the scheme is an explicit-Euler step of the full model.  The
     model and the demand at every model step equal a hand-written explicit Euler to 1e-12 of the peak (3 s, the
     suspension bump drives the model)."""
     H, n = 0.01, 10
@@ -168,7 +168,7 @@ def loop_runs():
 
 
 def test_independent_integration_tracks_the_reference_better_than_explicit_euler(loop_runs):
-    """contact_1d_independent (PPI1 + VFF, 4 s), e_ref_rel of the achieved interface position against the seed 000
+    """contact_1d_independent (PPI1 + VFF, 4 s), e_ref_rel of the achieved interface position against the Insam 2022
     reference solution: explicit Euler at H = 10 ms 0.00587; independent integration 0.00345 (scenario: lam_0 =
     the model's mean force, euler_path, alpha 1e-2), 0.00320 (lam_0 = sampled force); the 1 ms Dormand-Prince
     model 0.00252 (the platform's own error)."""
@@ -180,7 +180,7 @@ def test_independent_integration_tracks_the_reference_better_than_explicit_euler
 
 
 def test_contact_oscillation_decays_only_with_independent_integration(loop_runs):
-    """Seed 003 Fig. 25.3/25.4: the conventional coupling's contact oscillation shows no decay (RMS of the 3 Hz
+    """du Bois (IMAC, ch. 25) Fig. 25.3/25.4: the conventional coupling's contact oscillation shows no decay (RMS of the 3 Hz
     high-passed achieved position, second half of the contact phase / first half: 1.08), independent integration
     decays it like the 1 ms model does (0.42 vs 0.46) and halves its first-half amplitude (0.041 vs 0.079 mm); the
     model's-force linearisation leaves less of it than the sampled force (0.041 / 0.017 mm vs 0.047 / 0.023 mm)."""

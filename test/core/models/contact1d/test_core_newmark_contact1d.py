@@ -1,4 +1,4 @@
-"""The contact test's numerical part integrated by Newmark (numerical.model = contact_1d_newmark, seed 001 §2.3)
+"""The contact test's numerical part integrated by Newmark (numerical.model = contact_1d_newmark, Bartl 2019 §2.3)
 against the Dormand-Prince NumericalMSD, alone and in the loop."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ROS-free models of the seed 004 damper rig: modal RK4 substructure (eqs. 10-15), hydraulic and Maxwell
+"""The ROS-free models of the du Bois et al. 2010 damper rig: modal RK4 substructure (eqs. 10-15), hydraulic and Maxwell
 dampers (eqs. 16-17, 20-23), hybrid model (eq. 24) and the transfer system built from the process models."""
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_eq24_solves_the_equations_of_motion():
 
 
 def test_hybrid_poles_of_the_default_rig():
-    """Seed 004 §4.3/4.5: five poles (two underdamped pairs, one real), second natural frequency 6.3 Hz
+    """du Bois et al. 2010 §4.3/4.5: five poles (two underdamped pairs, one real), second natural frequency 6.3 Hz
     (tolerance 0.05 Hz), both modes below 10 Hz."""
     poles = HybridModel(RigParams().chain, RigParams().maxwell).poles()
     modes = [p for p in poles if p.f_d_hz > 0]

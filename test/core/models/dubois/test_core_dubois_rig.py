@@ -1,4 +1,4 @@
-"""The virtual substructured damper rig of seed 004 §4: known-signal shift, open-loop plant, the coupled
+"""The virtual substructured damper rig of du Bois et al. 2010 §4: known-signal shift, open-loop plant, the coupled
 test point with its switches and power-discrepancy trip."""
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_open_loop_plant_identity_model_is_the_bare_transfer_system():
     bare = open_loop_plant(QUIET, "standard")(u, DT)
     ident = open_loop_plant(QUIET, "standard", IDENTITY)(u, DT)
     assert np.array_equal(bare, ident)
-    # the damper changes the transfer system (seed 004 §2.2): largest difference > 2 % of the demand
+    # the damper changes the transfer system (du Bois et al. 2010 §2.2): largest difference > 2 % of the demand
     empty = open_loop_plant(QUIET, "empty")(u, DT)
     assert np.max(np.abs(empty - bare)) > 0.02 * 0.001
 

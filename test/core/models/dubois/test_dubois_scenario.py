@@ -1,4 +1,4 @@
-"""Seed 004's damper rig as a scenario of the damper-rig family (numerical.model = dubois_damper): the in-process
+"""du Bois et al.'s (2010) damper rig as a scenario of the damper-rig family (numerical.model = dubois_damper): the in-process
 virtual run drives the rig study's loop (run_substructured) bit for bit, its measures are the study's test point,
 transfer-dynamics cancellation by the fitted G2 model beats the actuator alone (§4.5), and the scenario checks
 name the key."""

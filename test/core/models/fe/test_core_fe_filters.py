@@ -1,4 +1,4 @@
-"""FIR and IIR virtual parts from impulse responses (seed 001 §2.4, App. A): Dirac approximations, rectangle-rule
+"""FIR and IIR virtual parts from impulse responses (Bartl 2019 §2.4, App. A): Dirac approximations, rectangle-rule
 FIR with predictor-corrector and windows, impulse-invariant IIR, the rigid/slow-mode split with Q = I - L L^T M."""
 from __future__ import annotations
 

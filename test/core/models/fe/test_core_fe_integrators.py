@@ -1,4 +1,4 @@
-"""Implicit Newmark and HHT-alpha steppers for large and reduced virtual parts (seed 001 §2.3, eq. 2.39/2.40,
+"""Implicit Newmark and HHT-alpha steppers for large and reduced virtual parts (Bartl 2019 §2.3, eq. 2.39/2.40,
 2.55/2.56)."""
 from __future__ import annotations
 

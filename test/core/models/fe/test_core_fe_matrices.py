@@ -1,4 +1,4 @@
-"""FE matrices of the large virtual parts (seed 001 §2.2, §2.4.5): cantilever beam, aluminium plate, files."""
+"""FE matrices of the large virtual parts (Bartl 2019 §2.2, §2.4.5): cantilever beam, aluminium plate, files."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""Model-order reduction (seed 001 §2.2.3): Guyan, Craig-Bampton, modal truncation with rigid-body modes."""
+"""Model-order reduction (Bartl 2019 §2.2.3): Guyan, Craig-Bampton, modal truncation with rigid-body modes."""
 from __future__ import annotations
 
 import numpy as np

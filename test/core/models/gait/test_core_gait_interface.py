@@ -1,4 +1,4 @@
-"""3-DoF sagittal interface of the prosthetic-foot RTHS (seed 000 §16.1-16.2, ch. 17): command -> TCP pose with
+"""3-DoF sagittal interface of the prosthetic-foot RTHS (Insam 2022 §16.1-16.2, ch. 17): command -> TCP pose with
 7 deg toe-out -> leg lengths, measured wrench -> (F_par, F_perp, M), CoP, and the §16.2 limits."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""VPP gait model and amputee modification (seed 000 ch. 15-16, Tables A.6/A.7).
+"""VPP gait model and amputee modification (Insam 2022 ch. 15-16, Tables A.6/A.7).
 
 Seed numbers checked: the Table A.7 initial conditions walk > 50 steps in the basic VPP model with a
 gait cycle of about 0.6 s (§16.2.2, §17.1); the series split 1/k_u = 1/k_R - 1/k_f gives Table A.6's

@@ -1,4 +1,4 @@
-"""The gait of the prosthetic-foot RTHS (gait_vpp) against seed 000 ch. 17, and the causes of the differences.
+"""The gait of the prosthetic-foot RTHS (gait_vpp) against Insam 2022 ch. 17, and the causes of the differences.
 
 The thesis's stride (§17.1) gives shapes and signs, few numbers.  Held here, each with its tolerance:
 

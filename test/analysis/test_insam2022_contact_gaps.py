@@ -1,4 +1,4 @@
-"""Seed 000 results of the 1-D contact test that the twin does not reach, and the experiments that explain
+"""Insam 2022 results of the 1-D contact test that the twin does not reach, and the experiments that explain
 them (docs/passivity.md, "Contact-phase energy error"; docs/controllers.md, "Chapter 8 comparison").
 
 - §5.4.1: E^c_error (eq. 5.6, d_NUM = 50 kg/s, NPC off) is −1.54e-5 J with VFF and 3.5e-3 J without.
@@ -50,7 +50,7 @@ def test_vff_contact_window_ends_at_take_off():
 def test_vff_contact_energy_error_parts_and_faster_legs():
     """The twin's E^c_error with VFF (+2.1e-4 J, seed: −1.54e-5 J) splits into a passive part below 2 Hz
     (the bump itself, < 0 as on the rig) and an active part from the lightly damped 7 Hz contact mode
-    (> 0).  With the legs twice as fast the active part shrinks and E^c_error is negative, the seed's sign;
+    (> 0).  With the legs twice as fast the active part shrinks and E^c_error is negative, the source's sign;
     with d_NUM = 100 kg/s too.  Held: signs only, and the twin's value within 2.1e-4 J ± 30 %."""
     rec, m = _run(D50 + VFF)
     assert m["Ec_error_J"] == pytest.approx(2.1e-4, rel=0.3)
@@ -68,14 +68,14 @@ def test_vff_contact_energy_error_parts_and_faster_legs():
 @pytest.mark.xfail(strict=True, reason="not reproduced: the twin's contact mode with VFF is more active than "
                                        "the rig's (docs/passivity.md, 'Contact-phase energy error')")
 def test_vff_contact_energy_error_has_the_seed_sign():
-    """Seed 000 §5.4.1: E^c_error = −1.54e-5 J with VFF (d_NUM = 50 kg/s).  Held (expected to fail): < 0."""
+    """Insam 2022 §5.4.1: E^c_error = −1.54e-5 J with VFF (d_NUM = 50 kg/s).  Held (expected to fail): < 0."""
     assert _run(D50 + VFF)[1]["Ec_error_J"] < 0.0
 
 
 def test_no_vff_contact_energy_error_is_the_oscillation_energy():
     """Without VFF the twin is unstable and E^c_error is 0.26 J (seed: 3.5e-3 J).  The energy balance of
     the contact phase explains the size: E^c_error equals what d_NUM dissipates of the 2-20 Hz motion plus
-    the growth of that motion's energy (within 15 %).  The seed's 3.5e-3 J therefore bounds the rig's
+    the growth of that motion's energy (within 15 %).  The source's 3.5e-3 J therefore bounds the rig's
     contact oscillation to a mean amplitude of about 0.2 mm; the twin's is above 1 mm."""
     rec, m = _run(D50)
     assert not m["stable"]
@@ -97,7 +97,7 @@ def _vff_ppi2_npc():
 
 
 def test_chapter8_vff_error_peaks_at_touch_down_not_at_the_turning_point():
-    """Seed 000 §8.2: VFF 0.03 mm at t = 2 s.  The twin reaches the size (0.03 ± 0.01 mm) but its maximum
+    """Insam 2022 §8.2: VFF 0.03 mm at t = 2 s.  The twin reaches the size (0.03 ± 0.01 mm) but its maximum
     lies in the touch-down transient (within 0.1 s after TD); at the turning point (1.9-2.1 s), where the
     rig's friction acts, its error is less than half of that."""
     rec, m = _vff_ppi2_npc()
@@ -111,5 +111,5 @@ def test_chapter8_vff_error_peaks_at_touch_down_not_at_the_turning_point():
 @pytest.mark.xfail(strict=True, reason="not reproduced: the twin's legs have no friction, so no error peak at "
                                        "the turning point (docs/controllers.md, 'Chapter 8 comparison')")
 def test_chapter8_vff_maximum_at_the_turning_point():
-    """Seed 000 §8.2: the VFF maximum lies at t = 2 s.  Held (expected to fail): within 1.9-2.1 s."""
+    """Insam 2022 §8.2: the VFF maximum lies at t = 2 s.  Held (expected to fail): within 1.9-2.1 s."""
     assert 1.9 <= _vff_ppi2_npc()[1]["max_abs_tracking_error_at_s"] <= 2.1
