@@ -6,6 +6,7 @@ through a .pth file) and creates the console scripts. A ROS 2 distribution build
 does not use it. Runtime dependencies are pinned in requirements/ and installed by
 scripts/setup_env.sh, so none are declared here.
 """
+import configparser
 import re
 from pathlib import Path
 
@@ -44,6 +45,14 @@ def package_version() -> str:
     return match.group(1)
 
 
+def plugin_entry_points() -> dict[str, list[str]]:
+    """The plugin groups of entry_points.txt (the shipped model families), the single place they are kept."""
+    parser = configparser.ConfigParser(delimiters=("=",))
+    parser.optionxform = str
+    parser.read(HERE / "entry_points.txt", encoding="utf-8")
+    return {group: [f"{name} = {value}" for name, value in parser.items(group)] for group in parser.sections()}
+
+
 setup(
     name="rths_ros",
     version=package_version(),
@@ -55,5 +64,6 @@ setup(
     entry_points={
         "console_scripts": ["rths = rths_ros.cli:console_main"]
         + [f"rths_{node} = rths_ros.nodes.{node}:main" for node in NODES],
+        **plugin_entry_points(),
     },
 )

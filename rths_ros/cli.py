@@ -169,7 +169,7 @@ def _analyze(bag: Path, out: Path, partial: bool = False) -> int:
 
 
 def cmd_analyze_gait(a) -> int:
-    from rths_ros.analysis.gait_run import analyze_gait_bag, analyze_gait_runs
+    from rths_ros.families.gait.analysis import analyze_gait_bag, analyze_gait_runs
     bags = []
     for tgt in a.target:
         t = Path(tgt)

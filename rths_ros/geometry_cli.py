@@ -8,10 +8,8 @@ import json
 import math
 
 from rths_ros.app import scenario as scn
+from rths_ros.families import registry
 from rths_ros.params import ParameterError
-
-#: model families that drive the Stewart platform (the others bring their own actuators)
-_STEWART_FAMILIES = ("interface_1d", "gait")
 
 
 def _vec(v, fmt: str = "{:+.4f}") -> str:
@@ -97,12 +95,12 @@ def cmd_geometry(a) -> int:
     rep = geometry_report(s.platform.geometry, s.platform.interface, s.safety.interface_limit_m, a.rotation_deg,
                           s.safety.safe_retract_m, a.samples)
     note = ""
-    family = s.numerical.family
-    if family not in _STEWART_FAMILIES:
+    fam = registry.family(s)
+    if not fam.stewart:
         note = (f"numerical.model = {s.numerical.model!r} drives its own actuators; this scenario does not use the "
                 "Stewart platform")
-    elif family == "gait":
-        note = "the gait test maps its interface with platform.gait (the foot), not platform.interface"
+    else:
+        note = fam.geometry_note
     if a.json:
         print(json.dumps({"scenario": s.name, "dofs": list(s.platform.interface.dofs), "note": note,
                           **rep.to_dict()}, indent=2))

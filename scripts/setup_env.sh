@@ -180,7 +180,7 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # 4. editable install of the Python sources and the console scripts
 # ---------------------------------------------------------------------------------------------------
-package_key="$(hash_inputs setup.py package.xml requirements/build.txt)-$REPO"
+package_key="$(hash_inputs setup.py entry_points.txt package.xml requirements/build.txt)-$REPO"
 package_installed() {
   [ -x "$VENV/bin/rths" ] && grep -qsxF "$REPO" "$SITE"/__editable__.rths_ros-*.pth
 }

@@ -98,17 +98,45 @@ def test_nodes_and_analysis_never_test_the_model_kind():
 
 
 def test_every_model_family_is_served_everywhere():
-    """A model's family is one of FAMILIES, and each family has its parts (factory), its analysis and its trial
-    loop in the virtual run: a new family cannot be half wired."""
-    from rths_ros.analysis.run_analysis import BAG_ANALYZERS
+    """Each registered family has its parts, a bag analyser that imports, a trial loop of the virtual run and an
+    example scenario; each model's family is registered, and the virtual run builds each model: a new family
+    cannot be half wired."""
     from rths_ros.app import scenario as scn
-    from rths_ros.app.factory import FAMILY_PARTS
     from rths_ros.app.vrths import VirtualRun
-    from rths_ros.core.models.registry import FAMILIES, MODELS
-    assert {e.family for e in MODELS.values()} <= set(FAMILIES)
-    assert set(FAMILY_PARTS) == set(FAMILIES) == set(BAG_ANALYZERS)
-    # a scenario of each model: its family's shipped scenario, or contact_1d with numerical.model set
-    shipped = {"building": "benchmark_building", "gait": "gait_vpp", "shaker_pair": "coupled_beams_aff"}
-    for model, e in MODELS.items():
-        s = scn.load(shipped[e.family]) if e.family in shipped else scn.load("contact_1d", [f"numerical.model={model}"])
+    from rths_ros.families import registry
+    from rths_ros.families.base import TRIAL_LOOPS, resolve
+    fams = registry.families()
+    assert registry.load_errors() == []
+    for name, fam in fams.items():
+        assert fam.trial in TRIAL_LOOPS or callable(resolve(fam.trial)), name
+        assert callable(resolve(fam.analyzer)), name
+        assert all(callable(getattr(fam.parts, k)) for k in ("platform", "force", "plant", "seed")), name
+    for model, e in registry.models().items():
+        assert e.family in fams
+        example = scn.load(fams[e.family].example)
+        s = example if example.numerical.model == model else scn.load(fams[e.family].example,
+                                                                        [f"numerical.model={model}"])
         assert VirtualRun(s).family == e.family
+
+
+def test_no_module_outside_a_family_names_a_family():
+    """A family's name appears as a string only in its own folder (rths_ros/families/<name>/): no table, no test of
+    the family outside it.  (Its scenarios and docs name it, and so do comments and docstrings, which this check
+    leaves out by looking at string literals only.)"""
+    import ast
+
+    from rths_ros.families import registry
+    names = set(registry.families())
+    hits = []
+    for p in sorted((ROOT / "rths_ros").rglob("*.py")):
+        rel = p.relative_to(ROOT / "rths_ros")
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+                      and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names \
+                    and id(node) not in docstrings:
+                if rel.parts[:2] != ("families", node.value):
+                    hits.append(f"rths_ros/{rel}:{node.lineno}: {node.value!r}")
+    assert hits == []

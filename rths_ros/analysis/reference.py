@@ -2,7 +2,7 @@
 
 The reference is the coupled system with a perfect transfer system (the interface follows the numerical part
 exactly and without delay), computed by the model's own exact solver (the model table's ``reference_report``,
-:mod:`rths_ros.core.models.registry`).  It is what the reference error ``e_ref`` of every run is measured against.
+:mod:`rths_ros.core.models.entry`).  It is what the reference error ``e_ref`` of every run is measured against.
 
 Outputs in ``--out``: ``reference.json`` (events and the resolved parameters), ``reference.csv`` (every signal per
 sample), ``reference.png`` (the signals, contact phases shaded, events marked).
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from rths_ros.app import scenario as scn
-from rths_ros.core.models.registry import MODELS
+from rths_ros.families.registry import models as _registered_models
 from rths_ros.params import ParameterError
 
 __all__ = ["reference_report", "format_report", "write_reference"]
@@ -26,9 +26,9 @@ __all__ = ["reference_report", "format_report", "write_reference"]
 def reference_report(s: scn.Scenario, t_end_s: float | None = None) -> dict:
     """The model's reference report over ``0..t_end_s`` (default: the scenario's duration).  ParameterError when
     the scenario's model has no reference solution, naming the models that have one."""
-    ent = MODELS[s.numerical.model]
+    ent = _registered_models()[s.numerical.model]
     if ent.reference_report is None:
-        have = ", ".join(k for k, e in MODELS.items() if e.reference_report is not None)
+        have = ", ".join(k for k, e in _registered_models().items() if e.reference_report is not None)
         raise ParameterError(f"numerical.model: {s.numerical.model!r} has no ideal-transfer reference solution; "
                              f"models with one: {have}")
     t_end = s.loop.duration_s if t_end_s is None else float(t_end_s)

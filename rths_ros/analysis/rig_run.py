@@ -1,5 +1,5 @@
-"""What the analyses of the single-actuator rigs share (the linear motor's, rths_ros.analysis.linear_motor_run, and
-the damper rig's, rths_ros.analysis.damper_rig_run): the last trial of a record with its abort state, the head of
+"""What the analyses of the single-actuator rigs share (the linear motor's, rths_ros.families.linear_motor.analysis, and
+the damper rig's, rths_ros.families.damper_rig.analysis): the last trial of a record with its abort state, the head of
 the report, and the files and lines every analysis writes (metrics.json, report.md, the summary lines)."""
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import fault_reason
 from rths_ros.app.vrths import empty_record, hold_last_index
 from rths_ros.bag import read_bag, read_scenario_yaml
-from rths_ros.core.models.registry import MODELS
+from rths_ros.families import registry
 
 
 def _xyz(v) -> list[float]:
@@ -159,9 +159,9 @@ def loop_stats(topics: dict, scenario: scn.Scenario, n: int) -> dict:
 
 
 def reference_for(scenario: scn.Scenario, n_rows: int) -> np.ndarray | None:
-    """The model's reference solution z^r over ``n_rows`` samples (rths_ros.core.models.registry), or None when the
+    """The model's reference solution z^r over ``n_rows`` samples (rths_ros.core.models.entry), or None when the
     model has none (then the reference error is not reported)."""
-    ref = MODELS[scenario.numerical.model].reference
+    ref = registry.model(scenario.numerical.model).reference
     return None if ref is None else ref(scenario.numerical, n_rows, scenario.loop.dt_s)["z"]
 
 
@@ -220,54 +220,14 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
 
 
 def bag_family(bag: Path) -> str:
-    """The model family of the run in ``bag`` (from its /rths/scenario); interface_1d when the bag has none (the
-    1-D record reader then says what is missing)."""
+    """The model family of the run in ``bag`` (from its /rths/scenario); the default model's when the bag has
+    none or names a model no installed package registers (the 1-D record reader then says what is missing)."""
     text = read_scenario_yaml(Path(bag))
     data = (yaml.safe_load(text) or {}) if text is not None else {}
-    model = (data.get("numerical") or {}).get("model", "contact_1d")
-    return MODELS[model].family if model in MODELS else "interface_1d"
-
-
-def _analyze_interface_bag(bag: Path, out: Path) -> dict:
-    rec, scenario, loop = record_from_bag(Path(bag))
-    return analyze_record(rec, scenario, loop, out)
-
-
-def _analyze_gait_bag(bag: Path, out: Path) -> dict:
-    from rths_ros.analysis.gait_run import analyze_gait_bag
-    return analyze_gait_bag(Path(bag), out)
-
-
-def _analyze_building_bag(bag: Path, out: Path) -> dict:
-    from rths_ros.analysis.building_run import analyze_building_bag
-    return analyze_building_bag(Path(bag), out)
-
-
-#: the analysis of each model family: the 1-D interface (tracking, energy, reference error), the linear motor's
-#: synchronisation measures (rths_ros.analysis.linear_motor_run), the damper rig's (damper_rig_run), the two shakers'
-#: (shaker_pair_run), the prosthetic-foot
-#: gait test's own record and metrics (rths_ros.analysis.gait_run), the benchmark's J1-J9 (building_run)
-def _analyze_linear_motor_bag(bag: Path, out: Path) -> dict:
-    from rths_ros.analysis.linear_motor_run import analyze_linear_motor
-    rec, scenario, _ = record_from_bag(Path(bag))
-    return analyze_linear_motor(rec, scenario, out)
-
-
-def _analyze_damper_rig_bag(bag: Path, out: Path) -> dict:
-    from rths_ros.analysis.damper_rig_run import analyze_damper_rig
-    rec, scenario, _ = record_from_bag(Path(bag))
-    return analyze_damper_rig(rec, scenario, out)
-
-
-def _analyze_shaker_pair_bag(bag: Path, out: Path) -> dict:
-    from rths_ros.analysis.shaker_pair_run import analyze_shaker_pair_bag
-    return analyze_shaker_pair_bag(Path(bag), out)
-
-
-BAG_ANALYZERS = {"interface_1d": _analyze_interface_bag, "gait": _analyze_gait_bag, "building": _analyze_building_bag,
-                 "linear_motor": _analyze_linear_motor_bag, "damper_rig": _analyze_damper_rig_bag,
-                 "shaker_pair": _analyze_shaker_pair_bag}
+    model = (data.get("numerical") or {}).get("model") or scn.Scenario().numerical.model
+    models = registry.models()
+    return models[model].family if model in models else models[scn.Scenario().numerical.model].family
 
 
 def analyze_bag(bag: Path, out: Path) -> dict:
-    return BAG_ANALYZERS[bag_family(Path(bag))](Path(bag), out)
+    return registry.family(bag_family(Path(bag))).analyze_bag(Path(bag), Path(out))

@@ -48,7 +48,6 @@ from scipy import signal as sps
 from rths_ros.app import factory
 from rths_ros.app.scenario import Scenario
 from rths_ros.core.methods.tdc import MODEL_KINDS
-from rths_ros.core.models.registry import MODELS
 from rths_ros.core.sysid.qualification import (
     FitResult,
     SteppedSineParams,
@@ -58,10 +57,11 @@ from rths_ros.core.sysid.qualification import (
     stepped_sine,
     welch_psd,
 )
+from rths_ros.families.registry import models as _registered_models
 
 #: numerical models whose interface chain is the 1-D contact test's (one interface DoF z through the hexapod)
 #: the models whose interface chain ``qualify`` supports (the model table's ``qualification`` flag)
-CONTACT_MODELS = tuple(k for k, e in MODELS.items() if e.qualification)
+CONTACT_MODELS = tuple(k for k, e in _registered_models().items() if e.qualification)
 
 __all__ = ["without_coupling", "interface_plant", "rig_interface_plant", "random_test", "demand_weights",
            "fit_unit_gain", "qualify", "QualifyResult", "loop_error", "with_tdc_model", "with_prediction"]
@@ -283,7 +283,7 @@ def qualify(s: Scenario, sine: SteppedSineParams | None = None, out_dir: str | P
     """Stepped sine + random test + model fits on the twin of ``s`` (or on ``plant``, a ``simulate(u, dt) -> y``
     of the same chain on a rig: :func:`rig_interface_plant`; ``where`` names it in the outputs); writes plots and
     tables to ``out_dir``.  The in-loop tuning (``tune``) always runs the virtual run of the twin."""
-    if not MODELS[s.numerical.model].qualification:
+    if not _registered_models()[s.numerical.model].qualification:
         from rths_ros.params import ParameterError
         raise ParameterError(f"numerical.model: {s.numerical.model!r} is not allowed for the qualification of the "
                              f"interface chain; expected one of {', '.join(CONTACT_MODELS)} (the 1-D contact test)")

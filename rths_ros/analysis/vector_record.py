@@ -1,5 +1,5 @@
 """The record of a run with a multi-DoF interface from its bag: the gait test's (width 3,
-rths_ros.analysis.gait_run) and the two shakers' (width 2, rths_ros.analysis.shaker_pair_run).
+rths_ros.families.gait.analysis) and the two shakers' (width 2, rths_ros.families.shaker_pair.analysis).
 
 The layout is :func:`rths_ros.app.vrths.empty_vector_record`: rows = the steps 0..N the numerical part received a
 load for, the interface command, state and load per step, the leg and wrench channels, the run status."""
@@ -16,7 +16,7 @@ from rths_ros.app.factory import interface_widths, start_lengths
 from rths_ros.app.run_status import fault_reason
 from rths_ros.app.vrths import empty_vector_record
 from rths_ros.bag import read_bag, read_scenario_yaml
-from rths_ros.core.models.registry import require_family
+from rths_ros.families.registry import require_family
 
 __all__ = ["vector_record_from_bag"]
 

@@ -25,14 +25,8 @@ from rths_ros.app.live import LIVE_NODE, LiveParams
 from rths_ros.core.learning.aff.params import AffParams
 from rths_ros.core.learning.ilc.learner import IlcParams
 from rths_ros.core.methods.passivity import PassivityParams
-from rths_ros.core.methods.tdc import ForceBlendParams
-from rths_ros.core.models.building.rths import BuildingScenarioParams, TrackingControllerParams
-from rths_ros.core.models.contact1d.independent import IndependentContact1DParams
-from rths_ros.core.models.contact1d.model import Contact1DParams
-from rths_ros.core.models.gait.rths import GaitCommandParams, GaitPlatformParams
-from rths_ros.core.models.gait.vpp_params import VppParams
-from rths_ros.core.models.registry import MODELS, family_of
-from rths_ros.core.numerics.newmark import NewmarkParams
+from rths_ros.core.models.building.rths import TrackingControllerParams
+from rths_ros.core.models.gait.rths import GaitPlatformParams
 from rths_ros.core.plant.sim_plant import SimPlantParams
 from rths_ros.core.platform.commander import PlatformCommanderParams
 from rths_ros.core.platform.force_processing import ForceProcessorParams
@@ -41,6 +35,7 @@ from rths_ros.core.platform.safety import FaultParams, SafetyParams
 from rths_ros.core.platform.stewart import StewartGeometryParams
 from rths_ros.drivers.hardware import HardwareParams
 from rths_ros.drivers.ros2_control import Ros2ControlParams
+from rths_ros.families import registry
 from rths_ros.params import ParameterError, build, describe, param, to_dict
 from rths_ros.resources import config_dir
 
@@ -106,46 +101,47 @@ class SmokeParams:
     feedback_gain: float = param(1e-6, "m/N", 0.0, 1.0, "talker adds gain * last force to its command")
 
 
+MODELS = registry.models()
+
+
 @dataclass(frozen=True)
 class _NumericalSections:
-    model: str = param("contact_1d", "", doc="numerical substructure model (the table of "
-                       "rths_ros.core.models.registry): " + "; ".join(f"{k} = {e.doc}" for k, e in MODELS.items()),
+    model: str = param("contact_1d", "", doc="numerical substructure model (the registered models, "
+                       "rths_ros.families): " + "; ".join(f"{k} = {e.doc}" for k, e in MODELS.items()),
                        choices=tuple(MODELS))
-    contact_1d: Contact1DParams = param(Contact1DParams(), doc="mass-spring-damper with contact (Insam 2022 ch. 4)")
-    newmark: NewmarkParams = param(NewmarkParams(), doc="Newmark scheme of numerical.model = contact_1d_newmark "
-                                   "(Bartl 2019 §2.3)")
-    independent: IndependentContact1DParams = param(IndependentContact1DParams(), doc="multi-rate integration of "
-                                                    "numerical.model = contact_1d_independent: slow explicit-Euler "
-                                                    "model, fast interface loop (du Bois (IMAC, ch. 25))")
-    vpp: VppParams = param(VppParams(), doc="VPP gait model, amputee right leg (Insam 2022 ch. 15-16, Table A.7)")
-    gait: GaitCommandParams = param(GaitCommandParams(), doc="initial conditions and swing policy of the gait "
-                                    "interface command")
-    building: BuildingScenarioParams = param(BuildingScenarioParams(), doc="servo-hydraulic building benchmark "
-                                             "(Silva et al. 2020): structure, ground motion, transfer system, "
-                                             "sensors, limits, plant draw (docs/benchmark_building.md)")
-    force_blend: ForceBlendParams = param(ForceBlendParams(), doc="force switch f = gamma f_p + (1 - gamma) f_n "
-                                          "with a specimen model and the power-discrepancy trip (du Bois et al. 2010 §4.4), "
-                                          "models of the interface_1d family")
 
     @property
     def family(self) -> str:
-        """The model's family (rths_ros.core.models.registry): interface_1d, gait, building, linear_motor,
-        damper_rig or shaker_pair."""
-        return family_of(self.model)
+        """The model's family (rths_ros.families.registry)."""
+        return registry.family_of(self.model)
 
     def validate(self) -> None:
-        if self.force_blend.enabled and self.family != "interface_1d":
-            allowed = [k for k, e in MODELS.items() if e.family == "interface_1d"]
+        fam = registry.family(self.family)
+        if self.force_blend.enabled and not fam.force_blend:
+            allowed = [k for k, e in MODELS.items() if registry.family(e.family).force_blend]
             raise ParameterError(f"force_blend.enabled: true is not allowed with model = {self.model!r}; expected "
                                  f"one of {', '.join(allowed)} (the specimen model is the contact "
                                  "test's)")
 
 
-#: numerical.<section> of every model of the table that brings its own parameters (after the fixed sections)
-NumericalParams = dataclasses.make_dataclass(
-    "NumericalParams",
-    [(e.section, e.params, param(e.params(), doc=e.doc)) for e in MODELS.values() if e.section],
-    bases=(_NumericalSections,), frozen=True)
+def _numerical_fields() -> list:
+    """numerical.<section>: the sections each registered family brings, then each model's own section."""
+    fields, seen = [], set()
+    for fam in registry.families().values():
+        for name, (cls, doc) in fam.sections.items():
+            if name not in seen:
+                seen.add(name)
+                fields.append((name, cls, param(cls(), doc=doc)))
+    for e in MODELS.values():
+        if e.section and e.section not in seen:
+            seen.add(e.section)
+            fields.append((e.section, e.params, param(e.params(), doc=e.doc)))
+    return fields
+
+
+#: numerical.<section> of every registered family and model
+NumericalParams = dataclasses.make_dataclass("NumericalParams", _numerical_fields(), bases=(_NumericalSections,),
+                                             frozen=True)
 NumericalParams.__module__ = __name__
 NumericalParams.__doc__ = "The numerical substructure: the model and the parameter sections of the models."
 
@@ -165,7 +161,7 @@ class Scenario:
     description: str = param("", "", doc="one-line description")
     deliberate_mismatches: tuple[str, ...] = param([], "", doc="keys whose physical quantity may differ from the "
                                                    "same quantity in another section (a mis-identification study); "
-                                                   "any other disagreement is refused at load (SAME_QUANTITIES)")
+                                                   "any other disagreement is refused at load (the family's same_quantities)")
     nodes: tuple[str, ...] = param(list(KNOWN_NODES[:5]) + ["sim_plant"], "", doc="nodes to start",
                                    choices=KNOWN_NODES)
     plant: str = param("sim", "", doc="simulated plant, the hardware drivers or a ros2_control rig",
@@ -206,42 +202,35 @@ class Scenario:
         self._validate_node_set()
         self._validate_same_quantities()
         self._validate_rig()
-        if self.numerical.family == "gait":
-            if self.plant == "sim" and self.sim_plant.specimen_kind != "prosthetic_foot":
-                raise ParameterError("sim_plant.specimen_kind: 'contact_1d' is not allowed with numerical.model = "
-                                     "'vpp'; expected 'prosthetic_foot'")
-            for sec in ("passivity", "ilc", "aff"):
-                if getattr(self, sec).enabled:
-                    raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'vpp' (the "
-                                         "controllers act on the 1-D contact interface only)")
-        if self.platform.commander.added_delay_steps and self.numerical.family != "interface_1d":
+        fam = registry.family(self.numerical.family)
+        if self.platform.commander.added_delay_steps and not fam.added_delay:
             raise ParameterError(f"platform.commander.added_delay_steps: {self.platform.commander.added_delay_steps!r} "
                                  f"is not allowed with numerical.model = {self.numerical.model!r}; expected 0 (the "
                                  "added delay acts in the leg commander of the 1-D interface)")
-        if self.numerical.family == "building":
-            self._validate_building()
-            return
-        checks = (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
-                  ("passivity.dt_s", self.passivity.dt_s),
-                  ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s))
-        if self.numerical.family in ("linear_motor", "damper_rig", "shaker_pair"):
-            self._validate_own_rig()
-            # no contact model and no Stewart commander: only an enabled passivity controller shares the sample
-            checks = checks[1:2] if self.passivity.enabled else ()
+        if fam.validate is not None:
+            fam.validate(self)                  # the family's own rules (its rig, its controllers, its sample times)
+        if fam.stewart:                         # the contact model and the Stewart commander share the step
+            checks = (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
+                      ("passivity.dt_s", self.passivity.dt_s),
+                      ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s))
+        else:                                   # an enabled passivity controller shares the step
+            checks = (("passivity.dt_s", self.passivity.dt_s),) if self.passivity.enabled else ()
         for key, value in checks:
             if abs(value - self.loop.dt_s) > 1e-15:
                 raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
                                      "equal (one update per synchronisation step)")
 
     def _validate_same_quantities(self) -> None:
-        """One physical quantity, one value: the keys of :data:`SAME_QUANTITIES` that this scenario uses must agree
+        """One physical quantity, one value: the keys of the family's ``same_quantities`` that this scenario uses must agree
         (relative 1e-9), unless the differing key is named in ``deliberate_mismatches``."""
+        every = [q for fam in registry.families().values() for q in fam.same_quantities]
         for key in self.deliberate_mismatches:
-            if not any(key in keys for _, keys in SAME_QUANTITIES):
+            if not any(key in keys for _, keys in every):
                 raise ParameterError(f"deliberate_mismatches: {key!r} is not allowed; expected keys of "
-                                     + "; ".join(f"{what}: {', '.join(keys)}" for what, keys in SAME_QUANTITIES))
-        for what, keys in SAME_QUANTITIES:
-            used = [(k, float(_get_key(self, k))) for k in keys if _key_in_use(self, k)]
+                                     + "; ".join(f"{what}: {', '.join(keys)}" for what, keys in every))
+        fam = registry.family(self.numerical.family)
+        for what, keys in fam.same_quantities:
+            used = [(k, float(_get_key(self, k))) for k in keys if fam.key_in_use is None or fam.key_in_use(self, k)]
             if len(used) < 2:
                 continue
             k0, v0 = used[0]
@@ -282,9 +271,10 @@ class Scenario:
                 raise ParameterError("standard_interfaces.wrench_input_topic: '' is not allowed with plant = "
                                      "'ros2_control'; expected the WrenchStamped topic of the rig's force/torque "
                                      "sensor driver, e.g. '/ft_sensor/wrench'")
-            if self.numerical.family == "building":
-                raise ParameterError("plant: 'ros2_control' is not allowed with numerical.model = 'building' "
-                                     "(the benchmark's transfer system is virtual)")
+            if not registry.family(self.numerical.family).stewart:
+                raise ParameterError(f"plant: 'ros2_control' is not allowed with numerical.model = "
+                                     f"{self.numerical.model!r} (the ros2_control rig is a Stewart platform; the "
+                                     "model's rig has none); expected 'sim'")
         if wanted and self.loop.mode != "realtime":
             raise ParameterError(f"standard_interfaces.wrench_input_topic: {wanted!r} is not allowed with "
                                  f"loop.mode = {self.loop.mode!r}; expected loop.mode = 'realtime' (a sensor "
@@ -292,41 +282,6 @@ class Scenario:
         if wanted and wanted in (self.standard_interfaces.wrench_topic, self.standard_interfaces.joint_state_topic):
             raise ParameterError(f"standard_interfaces.wrench_input_topic: {wanted!r} is one of the node's own "
                                  "output topics; expected the sensor driver's topic")
-
-    def _validate_own_rig(self) -> None:
-        """A rig with its own actuators instead of the Stewart platform (the linear motor, the damper rig, the two
-        shakers): simulated plant, no leg-space learners, the rig's sample time = loop.dt_s, the model's rules."""
-        model = self.numerical.model
-        if self.plant != "sim":
-            raise ParameterError(f"plant: {self.plant!r} is not allowed with numerical.model = {model!r}; expected "
-                                 "'sim' (the rig has no hardware driver)")
-        if self.ilc.enabled:
-            raise ParameterError(f"ilc.enabled: true is not allowed with numerical.model = {model!r} (the ILC adds "
-                                 "leg-space feedforward of the Stewart platform)")
-        MODELS[model].build(self.numerical, self.loop.dt_s)    # names the rig's sample time if it differs
-        check = MODELS[model].validate
-        if check is not None:
-            check(self)                                       # the model's own rules (e.g. its AFF)
-        elif self.aff.enabled:
-            raise ParameterError(f"aff.enabled: true is not allowed with numerical.model = {model!r} (the rig has "
-                                 "no adaptive feedforward filter; expected false)")
-
-    def _validate_building(self) -> None:
-        """The servo-hydraulic benchmark: simulated plant, no contact-test controllers, one sample time."""
-        if self.plant != "sim":
-            raise ParameterError("plant: 'hardware' is not allowed with numerical.model = 'building' (the "
-                                 "benchmark's transfer system is virtual)")
-        for sec in ("passivity", "ilc", "aff"):
-            if getattr(self, sec).enabled:
-                raise ParameterError(f"{sec}.enabled: true is not allowed with numerical.model = 'building' (the "
-                                     "benchmark's tracking controller is tracking_controller)")
-        for key, value in (("numerical.building.dt_s", self.numerical.building.dt_s),
-                           ("tracking_controller.reference.dt_s", self.tracking_controller.reference.dt_s)):
-            if abs(value - self.loop.dt_s) > 1e-15:
-                raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
-                                     "equal (one update per synchronisation step)")
-        if self.tracking_controller.kind == "python" and not self.tracking_controller.class_path:
-            raise ParameterError("tracking_controller.class_path: missing; kind = 'python' needs 'module:Class'")
 
     @property
     def steps(self) -> int:
@@ -354,32 +309,11 @@ class Scenario:
         return tuple(n for n in KNOWN_NODES if n in wanted)
 
 
-#: one physical quantity used by several nodes: (what it is, the keys that hold it); a key counts where the scenario
-#: uses it (_key_in_use): the specimen of the 1-D contact test in the twin, the numerical model's copy for the
-#: reference solution, the force sensor's gravity compensation
-SAME_QUANTITIES = (
-    ("specimen mass m_EXP", ("sim_plant.specimen.m_exp_kg", "numerical.contact_1d.m_exp_kg", "ft_sensor.m_exp_kg")),
-    ("specimen stiffness k_EXP", ("sim_plant.specimen.k_exp_n_per_m", "numerical.contact_1d.k_exp_n_per_m")),
-    ("initial gap h0 of the specimen", ("sim_plant.specimen.h0_m", "numerical.contact_1d.h0_m")),
-)
-
-
 def _get_key(s, key: str):
     obj = s
     for part in key.split("."):
         obj = getattr(obj, part)
     return obj
-
-
-def _key_in_use(s, key: str) -> bool:
-    """Whether the scenario uses ``key`` of :data:`SAME_QUANTITIES`: the 1-D contact test (its specimen in the twin,
-    the numerical model's own contact_1d section, the sensor's compensation of the same specimen)."""
-    family = MODELS[s.numerical.model].family
-    if family != "interface_1d" or s.sim_plant.specimen_kind != "contact_1d":
-        return False
-    if key.startswith("numerical.contact_1d."):
-        return not MODELS[s.numerical.model].section       # a model with its own section has no copy here
-    return True
 
 
 #: scenario section -> the node that runs it when the section is enabled

@@ -12,53 +12,11 @@ import numpy as np
 
 from rths_ros.app import factory
 from rths_ros.app.scenario import Scenario
-from rths_ros.core.plant.base import PlantFault
 from rths_ros.core.platform.commander import CommandRejected, LimitViolation
 from rths_ros.core.platform.safety import non_finite
-
-RECORD_KEYS = ("k", "t", "z_cmd", "zdot_cmd", "z_ach", "zdot_ach", "f_int", "f_meas", "contact", "f_d")
-
-
-def empty_record(n: int) -> dict:
-    rec = {key: np.zeros(n) for key in RECORD_KEYS}
-    rec["k"] = np.arange(n)
-    rec["contact"] = np.zeros(n, dtype=bool)
-    for key in ("b_cmd", "b_meas", "bdot_meas", "current", "ff_velocity"):
-        rec[key] = np.zeros((n, 6))
-    rec["wrench"] = np.zeros((n, 6))
-    return rec
-
-
-VECTOR_KEYS = ("q_cmd", "qd_cmd", "q_ach", "qd_ach", "force", "measured")
-
-
-def empty_vector_record(n: int, width: int) -> dict:
-    """Record of a multi-DoF interface: command / achieved state / load per step (``width`` entries each), contact,
-    and the leg and wrench channels."""
-    rec = {"k": np.arange(n), "t": np.zeros(n), "contact": np.zeros(n, dtype=bool)}
-    for key in VECTOR_KEYS:
-        rec[key] = np.zeros((n, width))
-    for key in ("b_cmd", "b_meas", "bdot_meas", "current", "ff_velocity", "wrench"):
-        rec[key] = np.zeros((n, 6))
-    return rec
-
-
-def empty_gait_record(n: int) -> dict:
-    """Record of the gait test: 3-DoF interface command / achieved state / load per step (plate frame, see
-    :mod:`rths_ros.core.models.gait.rths`), contact and CoP, and the leg and wrench channels."""
-    rec = empty_vector_record(n, 3)
-    rec["cop_x"] = np.full(n, np.nan)
-    return rec
-
-
-def empty_shaker_record(n: int) -> dict:
-    """Record of the two-shaker rig (:mod:`rths_ros.core.models.bartl.beams_rths`): the vector record of width 2."""
-    return empty_vector_record(n, 2)
-
-
-def _empty_building_record(n: int) -> dict:
-    from rths_ros.core.models.building.rths import empty_building_record
-    return empty_building_record(n)
+from rths_ros.families import registry
+from rths_ros.families.base import TRIAL_LOOPS, resolve
+from rths_ros.families.records import RECORD_KEYS, VECTOR_KEYS, empty_record, empty_vector_record  # noqa: F401
 
 
 def hold_last_index(mask: np.ndarray) -> np.ndarray:
@@ -97,12 +55,13 @@ class VirtualRun:
         self.trial_len = s.steps + 1
         # the 1-D loop serves every rig with one interface DoF: the Stewart platform's, the linear motor's, the damper's;
         # the vector loop the multi-DoF interfaces: the gait test's, the two shakers'
-        self._trial_of_family = {"interface_1d": self._trial, "gait": self._trial_vector,
-                                 "building": self._trial_building, "linear_motor": self._trial,
-                                 "damper_rig": self._trial, "shaker_pair": self._trial_vector}[self.family]
-        self._empty_record = {"interface_1d": empty_record, "gait": empty_gait_record,
-                              "building": _empty_building_record, "linear_motor": empty_record,
-                              "damper_rig": empty_record, "shaker_pair": empty_shaker_record}[self.family]
+        fam = registry.family(self.family)
+        if fam.trial in TRIAL_LOOPS:
+            self._trial_of_family = {"scalar": self._trial, "vector": self._trial_vector}[fam.trial]
+        else:                                   # the family's own trial loop, fn(virtual_run, trial, record)
+            own = resolve(fam.trial)
+            self._trial_of_family = lambda j, rec: own(self, j, rec)
+        self._empty_record = fam.empty_record
         if self._trial_of_family != self._trial:   # the 1-D controllers act on a 1-D interface only (scenario checks)
             self.npc = self.ilc = self.blend = None
             # an adaptive filter of the interface gap (the two shakers' AFF)
@@ -160,7 +119,7 @@ class VirtualRun:
         npc, ilc, aff = self.npc, self.ilc, self.aff
         aff_sup = aff is not None and getattr(aff, "supervised", False)
         # an AFF that adapts with the interface gap (the cubic-spring rig's) needs the command of step k+1
-        aff_interface = aff is not None and factory.FAMILY_PARTS[self.family].aff_gap == "interface"
+        aff_interface = aff is not None and factory.parts(self.s).aff_gap == "interface"
         blend = self.blend
         if blend is not None:
             blend.reset()
@@ -249,47 +208,6 @@ class VirtualRun:
             out = self.plant.step(cmd.length, cmd.feedforward_velocity)
         return True
 
-
-    def _trial_building(self, j: int, rec: dict) -> bool:
-        """One trial of the building benchmark, in the order of the node graph (rths_ros.core.models.building.rths)."""
-        from rths_ros.core.models.building.rths import run_trial_compiled
-        base = j * self.trial_len
-        seed = factory.plant_seed(self.s, j)
-        num, plat, force = self.numerical, self.platform, self.force
-        if self.compiled and run_trial_compiled(num.inner, plat, self.plant, seed, self.n_steps, rec, base):
-            return True     # the objects' loop in one compiled kernel (same numbers); else step the objects
-        out = self.plant.reset(seed)                                     # sim_plant: measurement of sample 0
-        num.reset()
-        plat.reset()
-        force.reset()
-        y, yd = rec["y"], rec["ydot"]
-        f_one = [0.0]
-        for k in range(self.n_steps + 1):
-            row = base + k
-            f_m = force.process(out.wrench)[0][0]                        # ft_sensor
-            x_m = float(out.lengths[0])
-            y[row], yd[row] = num.command()
-            rec["x_m"][row] = x_m
-            rec["f_m"][row] = f_m
-            rec["x"][row] = out.lengths[1]
-            rec["xdot"][row] = out.velocities[0]
-            rec["f_act"][row] = out.currents[0]
-            rec["u_da"][row] = out.currents[1]
-            rec["f_true"][row] = out.wrench[1]
-            if k == self.n_steps:
-                break
-            u = plat.control(y[row, 0], x_m)                             # stewart_platform: u_k = C(y1_k, x_m,k)
-            rec["u"][row] = u
-            f_one[0] = f_m
-            num.step(f_one)                                              # numerical_substructure: y_{k+1}
-            try:
-                out = self.plant.step(np.array([u, 0.0, 0.0, 0.0, 0.0, 0.0]))   # sim_plant: x_m,k+1, f_m,k+1
-            except PlantFault as exc:
-                rec["aborted"] = True
-                rec["abort_reason"] = f"sim_plant: step {row + 1}: {exc}"
-                rec["_abort_row"] = k
-                return False
-        return True
 
     def _trial_vector(self, j: int, rec: dict) -> bool:
         """One trial of a multi-DoF interface (the gait test, rths_ros.core.models.gait.rths; the two shakers,

@@ -46,7 +46,7 @@ class AffLearnerNode(RthsNode):
         self.aff = factory.build_aff(scenario)
         self.home = np.array(self.aff.home_lengths, dtype=float)
         self.pub = self.control_publisher(AdaptiveFilter, "/rths/aff_coefficients")
-        self.interface_gap = factory.FAMILY_PARTS[scenario.numerical.family].aff_gap == "interface"
+        self.interface_gap = factory.parts(scenario).aff_gap == "interface"
         if not self.interface_gap:
             self.control_subscription(LegCommand, "/rths/leg_command", self.on_leg_command)
             self.control_subscription(LegState, "/rths/leg_state", self.on_leg_state)

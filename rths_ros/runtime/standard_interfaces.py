@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-from rths_ros.app.factory import FAMILY_PARTS
+from rths_ros.app.factory import parts
 from rths_ros.app.interfaces import AXIS_INDEX, LEG_NAMES
 
 
@@ -43,7 +43,7 @@ def driver_qos(depth: int) -> QoSProfile:
 
 def wrench_axes(scenario) -> tuple[int, ...]:
     """Wrench component of each entry of the scenario's interface force (see the module doc)."""
-    axes = FAMILY_PARTS[scenario.numerical.family].wrench_axes
+    axes = parts(scenario).wrench_axes
     return axes if axes is not None else tuple(AXIS_INDEX[d] for d in scenario.platform.interface.dofs)
 
 
@@ -103,6 +103,6 @@ def wrench_out(node, scenario) -> WrenchOut | None:
 def joint_state_out(node, scenario) -> JointStateOut | None:
     """The leg JointState publisher of the scenario, or None when ``joint_state_topic`` is '' or the plant has no
     legs (the building benchmark's actuator, the linear motor)."""
-    if not scenario.standard_interfaces.joint_state_topic or not FAMILY_PARTS[scenario.numerical.family].legs:
+    if not scenario.standard_interfaces.joint_state_topic or not parts(scenario).legs:
         return None
     return JointStateOut(node, scenario)

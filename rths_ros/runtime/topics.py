@@ -55,8 +55,8 @@ def consumers(topic: str, scenario) -> tuple[str, ...]:
     if topic == "/rths/raw_wrench" and scenario.standard_interfaces.wrench_input_topic:
         return ()
     if topic in LEG_GAP_TOPICS:
-        from rths_ros.app.factory import FAMILY_PARTS
-        if FAMILY_PARTS[scenario.numerical.family].aff_gap != "legs":
+        from rths_ros.app.factory import parts
+        if parts(scenario).aff_gap != "legs":
             return tuple(c for c in BY_NAME[topic].consumers if c != "aff_learner")
     return BY_NAME[topic].consumers
 

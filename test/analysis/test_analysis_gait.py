@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rths_ros.analysis.gait import (
+from rths_ros.families.gait.metrics import (
     GaitRecord,
     animate_stick_figure,
     contact_events,

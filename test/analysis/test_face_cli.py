@@ -20,6 +20,7 @@ from rths_ros.analysis import measures as ms
 from rths_ros.analysis.face import cli as face_cli
 from rths_ros.analysis.face.outputs import _load_record
 from rths_ros.app import scenario as scn
+from rths_ros.families.building.face import BuildingPointRunner
 from rths_ros.params import ParameterError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -194,7 +195,7 @@ def test_cluster_address_is_validated(tmp_path):
 def test_building_runner_delay_and_reference():
     """tau_add delays the command path by whole samples; the reference is the structure's floor 1
     (Insam 2022 §12.2: a_hat = 3.39e-4 m over t in (5.2, 36.8) s, 2|X|/N)."""
-    r = face.BuildingPointRunner("case1", {"duration_s": 12.0})
+    r = BuildingPointRunner("case1", {"duration_s": 12.0})
     r0, r1 = r({"tau_add_s": 0.0}), r({"tau_add_s": 0.002})
     assert r1["delay_samples"] == 8 and r0["delay_samples"] == 0
     assert not r0["aborted"] and not r1["aborted"]
@@ -202,8 +203,8 @@ def test_building_runner_delay_and_reference():
     e1 = face.e_value(r1, face.EMeasureSpec(window_s=(5.2, 12.0)), 0)
     assert e1 - e0 == pytest.approx(0.002, abs=0.0006)      # tau_FEI grows by about tau_add
     with pytest.raises(ParameterError, match="scenario"):
-        face.BuildingPointRunner("building1")
-    ref = face.BuildingPointRunner("case1").reference()
+        BuildingPointRunner("building1")
+    ref = BuildingPointRunner("case1").reference()
     a, f = ms.fft_peak(ref["z_ach"], ref["dt"], (5.2, 36.8))
     assert a == pytest.approx(3.39e-4, rel=0.02)
 
@@ -211,7 +212,7 @@ def test_building_runner_delay_and_reference():
 def test_building_runner_passes_the_converter_keys_to_the_controller():
     """quantise, quantisation_bits and saturation_m (tracking_controller.reference.* of the scenario) reach
     the reference controller, also behind tau_add; their values are validated there."""
-    r = face.BuildingPointRunner("case1", {"duration_s": 6.0})
+    r = BuildingPointRunner("case1", {"duration_s": 6.0})
     assert r._split({})[1].converter() == (2.0 ** -18, 3.8)              # the benchmark's converters
     assert r._split({"quantise": False})[1].converter() is None
     assert r._split({"quantisation_bits": 8, "saturation_m": 0.01})[1].converter() == (2.0 ** -8, 0.01)
@@ -220,7 +221,7 @@ def test_building_runner_passes_the_converter_keys_to_the_controller():
     assert not a["aborted"] and not b["aborted"]
     assert np.max(np.abs(a["z_ach"] - b["z_ach"])) > 1e-5           # a 4 mm step changes the run
     with pytest.raises(ParameterError, match="quantisation_bits"):
-        face.BuildingPointRunner("case1", {"quantisation_bits": 1})
+        BuildingPointRunner("case1", {"quantisation_bits": 1})
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in SWEEPS.glob("*.yaml")))

@@ -1,5 +1,5 @@
-"""The interface widths the loop's message validation expects (rths_ros.app.factory.INTERFACE_WIDTHS) are what the
-objects of each model family produce: the model's command and load, the force path's force and measured arrays,
+"""The interface widths the loop's message validation expects (each family's ``widths``) are what the objects of
+each registered model family produce: the model's command and load, the force path's force and measured arrays,
 the platform path's achieved state."""
 from __future__ import annotations
 
@@ -8,20 +8,20 @@ import pytest
 
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
-from rths_ros.core.models.registry import FAMILIES
+from rths_ros.families import registry
 
-SCENARIO_OF_FAMILY = {"interface_1d": "contact_1d", "gait": "gait_vpp", "building": "benchmark_building",
-                      "linear_motor": "cubic_spring_pbc", "damper_rig": "dubois_damper",
-                      "shaker_pair": "coupled_beams_aff"}
+FAMILIES = sorted(registry.families())
 
 
-def test_every_family_has_widths():
-    assert set(factory.INTERFACE_WIDTHS) == set(FAMILIES) == set(SCENARIO_OF_FAMILY)
+def test_every_family_names_an_example_scenario_of_its_own():
+    for name, fam in registry.families().items():
+        assert fam.example, name
+        assert scn.load(fam.example).numerical.family == name
 
 
-@pytest.mark.parametrize("family", sorted(SCENARIO_OF_FAMILY))
+@pytest.mark.parametrize("family", FAMILIES)
 def test_the_widths_are_those_of_the_built_objects(family):
-    s = scn.load(SCENARIO_OF_FAMILY[family])
+    s = scn.load(registry.family(family).example)
     assert s.numerical.family == family
     w = factory.interface_widths(s)
     model = factory.build_numerical(s)

@@ -14,13 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rths_ros.analysis.building_run import building_record_from_bag
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
 from rths_ros.core.models.building.benchmark import run_benchmark
 from rths_ros.core.models.building.criteria import CRITERIA
 from rths_ros.core.models.building.rths import BUILDING_KEYS, core_params
 from rths_ros.core.models.building.tracking_controller import TrackingController
+from rths_ros.families.building.analysis import building_record_from_bag
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

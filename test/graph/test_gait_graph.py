@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rths_ros.analysis.gait import gait_metrics
-from rths_ros.analysis.gait_run import gait_record_from_bag, gait_view, vpp_reference
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
 from rths_ros.core.models.gait import vpp, vpp_ic, vpp_params
 from rths_ros.core.models.gait.rths import FALL_EVENT, GaitNumerical
+from rths_ros.families.gait.analysis import gait_record_from_bag, gait_view, vpp_reference
+from rths_ros.families.gait.metrics import gait_metrics
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,7 +189,7 @@ def test_reaction_frame_limit_aborts_during_the_right_stance():
 
 
 def test_report_of_a_virtual_run_states_definitions_and_differences(tmp_path):
-    from rths_ros.analysis.gait_run import REPORT_ROWS, analyze_gait_record
+    from rths_ros.families.gait.analysis import REPORT_ROWS, analyze_gait_record
     s = scn.load("gait_vpp")
     res = analyze_gait_record(run_virtual(s), s, tmp_path)
     m = res["metrics"]

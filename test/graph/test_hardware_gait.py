@@ -12,8 +12,6 @@ import json
 import numpy as np
 import pytest
 
-from rths_ros.analysis.gait import gait_metrics
-from rths_ros.analysis.gait_run import gait_record_from_bag, gait_view
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import read_events
@@ -22,6 +20,8 @@ from rths_ros.bag import read_bag
 from rths_ros.core.platform.safety import START_POSE_TOLERANCE_M
 from rths_ros.core.platform.safety import start_pose_ramp as start_ramp
 from rths_ros.core.platform.stewart import StewartKinematics
+from rths_ros.families.gait.analysis import gait_record_from_bag, gait_view
+from rths_ros.families.gait.metrics import gait_metrics
 from rths_ros.nodes.hardware_plant import trial_start_lengths
 from rths_ros.runner import run_scenario
 

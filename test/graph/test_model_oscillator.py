@@ -17,7 +17,7 @@ from rths_ros.app import factory
 from rths_ros.app import scenario as scn
 from rths_ros.core.models.base import NumericalModel
 from rths_ros.core.models.oscillator import Oscillator, OscillatorParams
-from rths_ros.core.models.registry import MODELS
+from rths_ros.families.registry import models
 from rths_ros.params import ParameterError
 
 SETS = ["numerical.model=oscillator_1d"]
@@ -46,7 +46,7 @@ def test_exact_zero_order_hold_step_matches_scipy():
 
 
 def test_the_table_line_is_all_the_scenario_needs():
-    assert MODELS["oscillator_1d"].family == "interface_1d"
+    assert models()["oscillator_1d"].family == "interface_1d"
     s = scn.load("contact_1d", SETS + ["numerical.oscillator_1d.mass_kg=5"])
     assert s.numerical.oscillator_1d.mass_kg == 5.0
     model = factory.build_numerical(s)

@@ -8,7 +8,7 @@ its first point), ``plots``, ``outputs`` and ``cli``.
 """
 from rths_ros.analysis.face.cli import main
 from rths_ros.analysis.face.engine import open_cluster, reanalyse, run_sweep
-from rths_ros.analysis.face.execution import BuildingPointRunner, ScenarioPointRunner, make_runner
+from rths_ros.analysis.face.execution import ScenarioPointRunner, make_runner
 from rths_ros.analysis.face.fit import FitResult, analyse, fit_h, tau_fei_summary
 from rths_ros.analysis.face.measures import DELAY_PARAMETERS, e_value, q_value, tau_fei_pair
 from rths_ros.analysis.face.outputs import write_outputs
@@ -19,5 +19,5 @@ from rths_ros.analysis.face.spec import EMeasureSpec, FitSpec, QMeasureSpec, Swe
 __all__ = ["SweepSpec", "EMeasureSpec", "QMeasureSpec", "FitSpec", "load_sweep", "sweep_from_data",
            "DELAY_PARAMETERS", "e_value", "q_value", "tau_fei_pair", "FitResult", "analyse", "fit_h",
            "tau_fei_summary", "run_sweep", "reanalyse", "open_cluster", "ScenarioPointRunner",
-           "BuildingPointRunner", "make_runner", "plot_convergence", "plot_tau_fei", "write_outputs", "main",
+           "make_runner", "plot_convergence", "plot_tau_fei", "write_outputs", "main",
            "check_sweep", "require_runnable", "SweepNotRunnable"]

@@ -2,10 +2,9 @@
 
 :class:`rths_ros.core.methods.linear_vrths.LinearPointRunner` (linear vRTHS of §12.1),
 :class:`ScenarioPointRunner` (a project scenario, in process or through the ROS graph, one lockstep run
-with its bag per point in ``OUT/runs/<point>``) and :class:`BuildingPointRunner` (the building benchmark
-of §12.2, in process; tau_add delays the desired displacement by whole samples before the controller, a
-choice: the thesis does not say where its delay was inserted).  :func:`make_runner` builds the one a
-sweep names; the caller passes it to :func:`rths_ros.analysis.face.engine.run_sweep`.
+with its bag per point in ``OUT/runs/<point>``) and a family's own in-process runner (``Family.face_runner``,
+named in the sweep by the family's name: the building benchmark's,
+:class:`rths_ros.families.building.face.BuildingPointRunner`).  :func:`make_runner` builds the one a sweep names; the caller passes it to :func:`rths_ros.analysis.face.engine.run_sweep`.
 """
 from __future__ import annotations
 
@@ -15,8 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from rths_ros.analysis.face.spec import SweepSpec
-from rths_ros.core.models.building.tracking_controller import TrackingController
-from rths_ros.core.models.registry import MODELS
+from rths_ros.families import registry
+from rths_ros.families.base import resolve
+from rths_ros.families.registry import models as _registered_models
 from rths_ros.params import ParameterError
 
 
@@ -132,9 +132,9 @@ class ScenarioPointRunner:
 
     def reference(self, point: Mapping | None = None) -> dict:
         """The model's reference solution z^r (the contact test's: thesis §4.4, pure simulation with an ideal
-        transfer system; rths_ros.core.models.registry) as a record (``z_cmd = z_ach = z^r``), for ``reference.source: runner``."""
+        transfer system; rths_ros.core.models.entry) as a record (``z_cmd = z_ach = z^r``), for ``reference.source: runner``."""
         s = self.scenario(point)
-        ref = MODELS[s.numerical.model].reference
+        ref = _registered_models()[s.numerical.model].reference
         if ref is None:
             raise ParameterError(f"reference.source: 'runner' is not allowed for numerical.model = "
                                  f"{s.numerical.model!r}; the model has no reference solution")
@@ -145,87 +145,13 @@ class ScenarioPointRunner:
                 "contact": np.array(r["contact"], dtype=float)[: z.size], "dt": dt}
 
 
-class DelayedCommandController(TrackingController):
-    """Wraps a tracking controller and delays its desired displacement by ``n`` samples (tau_add of the
-    building benchmark): the command path gets a pure extra delay, the feedback loop is unchanged."""
-
-    def __init__(self, inner: TrackingController, n: int):
-        super().__init__(inner.dt_s)
-        self.inner, self.n = inner, int(n)
-        self.reset()
-
-    def reset(self) -> None:
-        self.inner.reset()
-        self._buf = [0.0] * (self.n + 1)
-        self._i = 0
-
-    def step(self, desired: float, measured: float) -> float:
-        self._buf[self._i] = desired
-        self._i = (self._i + 1) % (self.n + 1)
-        return self.inner.step(self._buf[self._i], measured)
-
-
-BUILDING_CONTROLLER_KEYS = ("kp", "ki_per_s", "lead_gain", "lead_zero_rad_s", "lead_pole_rad_s",
-                           "quantise", "quantisation_bits", "saturation_m")
-
-
-class BuildingPointRunner:
-    """``run_point`` for the building benchmark (Insam 2022 §12.2) in process with
-    :func:`rths_ros.core.models.building.benchmark.run_benchmark` and its reference controller.
-
-    ``scenario``: ``case1``..``case4``, optionally with the ground motion, ``case1/kobe``.  Keys of a
-    point or of the overrides: ``tau_add_s`` (extra delay of the desired displacement y1 before the
-    controller, rounded to whole samples of 1/4096 s), the controller gains ``kp``, ``ki_per_s``,
-    ``lead_*`` and its converters ``quantise``, ``quantisation_bits``, ``saturation_m``
-    (:class:`rths_ros.core.models.building.tracking_controller.ReferenceControllerParams`), or any field of
-    :class:`rths_ros.core.models.building.structure.BenchmarkParams`.  Record: ``z_cmd`` = y1 (numerical DoF 1, the
-    desired actuator displacement), ``z_ach`` = x_m (measured actuator displacement); the thesis's
-    floor-1 magnitude is q on ``z_cmd`` (the numerical substructure's response)."""
-
-    def __init__(self, scenario: str = "case1", overrides: Mapping | None = None):
-        head, _, quake = str(scenario).partition("/")
-        if not head.startswith("case") or not head[4:].isdigit():
-            raise ParameterError(f"scenario: {scenario!r} is not allowed with runner = building; expected "
-                                 "'case1'..'case4' or 'case1/elcentro'")
-        self.case = int(head[4:])
-        self.earthquake = quake or "elcentro"
-        self.overrides = dict(overrides or {})
-        self._split({})                 # validate now
-
-    def _split(self, point: Mapping):
-        from rths_ros.core.models.building.structure import benchmark_params
-        from rths_ros.core.models.building.tracking_controller import ReferenceController
-        merged = {**self.overrides, **point}
-        tau = float(merged.pop("tau_add_s", 0.0))
-        gains = {k: merged.pop(k) for k in list(merged) if k in BUILDING_CONTROLLER_KEYS}
-        params = benchmark_params(self.case, self.earthquake, **merged)
-        if tau < 0:
-            raise ParameterError(f"tau_add_s: {tau!r} is not allowed; expected >= 0 s")
-        n = int(round(tau / params.dt_s))
-        inner = ReferenceController(dt_s=params.dt_s, **gains)
-        ctrl = inner if n == 0 else DelayedCommandController(inner, n)
-        return params, ctrl, n
-
-    def __call__(self, point: Mapping) -> dict:
-        from rths_ros.core.models.building.benchmark import run_benchmark
-        params, ctrl, n = self._split(point)
-        rec = run_benchmark(controller=ctrl, params=params, evaluate=False)
-        return {"t": rec["t"], "z_cmd": rec["y"][:, 0], "z_ach": rec["x_m"], "x_r1": rec["x_r"][:, 0],
-                "aborted": bool(rec["aborted"]), "abort_reason": rec["abort_reason"], "dt": params.dt_s,
-                "delay_samples": n}
-
-    def reference(self, point: Mapping | None = None) -> dict:
-        """The reference structure's floor-1 response x_r1 (``z_cmd = z_ach = x_r1``)."""
-        rec = self({})
-        return {"t": rec["t"], "z_cmd": rec["x_r1"], "z_ach": rec["x_r1"].copy(), "dt": rec["dt"]}
-
-
 def make_runner(spec: SweepSpec, out_dir: str | Path | None = None) -> Callable[[dict], dict]:
     """The ``run_point`` callable named by the sweep's ``runner``."""
     if spec.runner == "linear_vrths":
         from rths_ros.core.methods.linear_vrths import LinearPointRunner
         return LinearPointRunner(spec.scenario, **dict(spec.overrides))
-    if spec.runner == "building":
-        return BuildingPointRunner(spec.scenario, spec.overrides)
+    fams = registry.families()
+    if spec.runner in fams and fams[spec.runner].face_runner:     # a family's own in-process runner
+        return resolve(fams[spec.runner].face_runner)(spec.scenario, spec.overrides)
     return ScenarioPointRunner(spec.scenario, spec.overrides, backend=spec.runner, out_dir=out_dir, mode=spec.mode,
                                plant=spec.plant, composed=spec.composed)

@@ -49,7 +49,8 @@ def _window_end(window: tuple) -> float | None:
 def _scenario_problems(spec: SweepSpec, problems: list[str]) -> None:
     from rths_ros.analysis.face.execution import scenario_point_data
     from rths_ros.app import scenario as scn
-    from rths_ros.core.models.registry import MODELS
+    from rths_ros.families.registry import models as _registered_models
+    MODELS = _registered_models()
     if spec.runner == "vrths" and (spec.mode == "realtime" or spec.plant not in ("", "sim")):
         problems.append(f"runner: 'vrths' is not allowed with mode {spec.mode or 'lockstep'!r} and plant "
                         f"{spec.plant or 'sim'!r}; expected runner: graph (the in-process run is the twin in lockstep)")

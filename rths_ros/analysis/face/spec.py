@@ -22,12 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rths_ros.families import registry
 from rths_ros.params import ParameterError, build, param
 
 E_MEASURES = ("tau_fei_adapted", "tau_fei_standard", "e_track_rel", "e_track_rel_max", "inverse_parameter",
               "parameter")
 Q_MEASURES = ("peak_amplitude", "peak_frequency", "damping", "decay_rate", "pencil_frequency")
-RUNNERS = ("linear_vrths", "vrths", "graph", "building")
+#: the generic runners, then the families that bring their own in-process runner (Family.face_runner)
+RUNNERS = ("linear_vrths", "vrths", "graph") + tuple(n for n, f in registry.families().items() if f.face_runner)
 MODES = ("", "lockstep", "realtime")
 PLANTS = ("", "sim", "hardware", "ros2_control")
 MIN_POINTS = 4

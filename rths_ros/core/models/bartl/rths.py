@@ -231,7 +231,7 @@ def reference_motion(p: CubicSpringScenarioParams, t: np.ndarray) -> np.ndarray:
 
 
 def reference(numerical, n_rows: int, dt_s: float) -> dict:
-    """:attr:`~rths_ros.core.models.registry.ModelEntry.reference`: the coupled system's motion; always in
+    """:attr:`~rths_ros.core.models.entry.ModelEntry.reference`: the coupled system's motion; always in
     contact (the spring is fixed to the rod)."""
     t = np.arange(n_rows) * dt_s
     return {"z": reference_motion(numerical.cubic_spring, t), "contact": np.ones(n_rows, dtype=bool)}

@@ -1,7 +1,7 @@
 """The 1-D contact test's numerical part (Insam 2022 ch. 4): a mass-spring-damper driven by a suspension motion,
 integrated one of three ways: explicit Runge-Kutta (:mod:`.model`), Newmark (:mod:`.newmark`, Bartl 2019) or
 independent integration (:mod:`.independent`, du Bois (IMAC, ch. 25)).  The builders below are the model table's entries
-(:mod:`rths_ros.core.models.registry`)."""
+(:mod:`rths_ros.core.models.entry`)."""
 from __future__ import annotations
 
 import dataclasses

@@ -49,7 +49,7 @@ Choices (the thesis is silent; all are parameters):
 ``replay_model`` re-runs the model from a recorded sequence of interface loads (bit-exact: the same kernel with
 the same float64 inputs) to recover the CoM, trunk angle, contact flags, foot points, GRFs and hip torques for the
 gait analysis.  The per-step cost of the objects above is measured by ``rths bench core gait_vpp``
-(:func:`rths_ros.bench.bench_core_gait`).
+(:func:`rths_ros.families.gait.bench.bench_core_gait`).
 """
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ import textwrap
 import numpy as np
 import pytest
 
-from rths_ros.analysis.shaker_pair_run import SYNC_TOL, shaker_pair_metrics, study_layout
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
@@ -19,6 +18,7 @@ from rths_ros.core.learning.aff.harmonic import basis_matrix
 from rths_ros.core.models.bartl.beams import simulate_beams
 from rths_ros.core.models.bartl.beams_rths import CoupledBeamsAff, PlateForce, ShakerPath, rig_of
 from rths_ros.core.platform.commander import CommandRejected
+from rths_ros.families.shaker_pair.analysis import SYNC_TOL, shaker_pair_metrics, study_layout
 from rths_ros.params import ParameterError
 
 NAME = "coupled_beams_aff"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ros.analysis.linear_motor_run import linear_motor_metrics, study_layout
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
@@ -17,6 +16,7 @@ from rths_ros.core.models.bartl.loop import default_pbc, simulate_cubic
 from rths_ros.core.models.bartl.rths import CubicSpringScenarioParams, reference_motion
 from rths_ros.core.platform.commander import CommandRejected, LegCommandArrays
 from rths_ros.core.platform.linear_actuator import DirectForce, LinearActuatorPath
+from rths_ros.families.linear_motor.analysis import linear_motor_metrics, study_layout
 from rths_ros.params import ParameterError
 
 NAME = "cubic_spring_pbc"

@@ -9,7 +9,7 @@ from rths_ros.app import factory
 from rths_ros.app import scenario as scn
 from rths_ros.core.models.base import NumericalModel
 from rths_ros.core.models.fe_beam import FeBeam, FeBeamParams
-from rths_ros.core.models.registry import MODELS
+from rths_ros.families.registry import models
 from rths_ros.params import ParameterError
 
 
@@ -48,7 +48,7 @@ def test_hht_damps_only_the_high_modes():
 
 
 def test_the_table_line_is_all_the_scenario_needs():
-    assert MODELS["fe_beam_1d"].family == "interface_1d"
+    assert models()["fe_beam_1d"].family == "interface_1d"
     s = scn.load("contact_1d", ["numerical.model=fe_beam_1d", "numerical.fe_beam_1d.n_modes=6"])
     model = factory.build_numerical(s)
     assert isinstance(model, NumericalModel) and model.force_width == 1

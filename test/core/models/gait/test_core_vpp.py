@@ -13,8 +13,8 @@ import math
 import numpy as np
 import pytest
 
-from rths_ros.analysis.gait_measures import gait_measures
 from rths_ros.core.models.gait import vpp, vpp_ic, vpp_kernels, vpp_params
+from rths_ros.families.gait.measures import gait_measures
 from rths_ros.params import ParameterError, build
 
 

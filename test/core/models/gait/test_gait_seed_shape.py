@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ros.analysis.gait import gait_metrics
-from rths_ros.analysis.gait_run import gait_view, vpp_reference
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
 from rths_ros.core.models.gait import vpp, vpp_ic
+from rths_ros.families.gait.analysis import gait_view, vpp_reference
+from rths_ros.families.gait.metrics import gait_metrics
 
 TH = list(vpp_ic.THESIS_CONFIGURATION)
 PEAK_BW, PEAK_TOL = 1.10, 0.20          # "the maximum values are usually at about 110 % of the body weight"

@@ -7,7 +7,7 @@ wire (CoM, trunk angle, contact flags, foot points, model GRFs and hip torques) 
 VPP model with the recorded loads (:func:`rths_ros.core.models.gait.rths.replay_model`); the replayed interface command is
 compared with the recorded one (``replay_command_max_dev`` must be 0: the same kernel with the same float64 inputs).
 
-Quantities (:func:`rths_ros.analysis.gait.gait_metrics` on a :class:`~rths_ros.analysis.gait.GaitRecord`):
+Quantities (:func:`rths_ros.families.gait.metrics.gait_metrics` on a :class:`~rths_ros.families.gait.metrics.GaitRecord`):
 
 * CoM, trunk, left-leg GRF and both hip torques from the replayed model;
 * right-leg GRF = the MEASURED plate force ``(F_x, F_y)`` (the ground reaction on the foot), CoP = ``M_O / F_y``
@@ -37,12 +37,18 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from rths_ros.analysis.gait import GaitRecord, animate_stick_figure, gait_metrics, plot_gait, plot_reproducibility
 from rths_ros.analysis.status import apply_status, status_lines
 from rths_ros.analysis.vector_record import vector_record_from_bag
 from rths_ros.app import scenario as scn
 from rths_ros.bag import read_scenario_yaml
 from rths_ros.core.models.gait.rths import cop_of, replay_model
+from rths_ros.families.gait.metrics import (
+    GaitRecord,
+    animate_stick_figure,
+    gait_metrics,
+    plot_gait,
+    plot_reproducibility,
+)
 
 EVENT_DONE = 8
 

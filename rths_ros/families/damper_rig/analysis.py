@@ -156,3 +156,10 @@ def analyze_damper_rig(rec: dict, s: scn.Scenario, out: Path) -> dict:
                        f"({'acceptable' if m['acceptable'] else 'not acceptable'}), RMS/noise = "
                        f"{m['rms_over_noise']:.1f}")
     return write_outputs(rec, m, out, lambda mm: _report(mm, s), plots, summary, "run_substructured")
+
+
+def analyze_bag(bag: Path, out: Path) -> dict:
+    """The family's bag analysis: the run's record, then :func:`analyze_damper_rig`."""
+    from rths_ros.analysis.run_analysis import record_from_bag
+    rec, scenario, _ = record_from_bag(Path(bag))
+    return analyze_damper_rig(rec, scenario, out)

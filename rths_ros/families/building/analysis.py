@@ -39,7 +39,7 @@ from rths_ros.core.models.building.rths import (
     make_controller,
     plant_draw,
 )
-from rths_ros.core.models.registry import require_family
+from rths_ros.families.registry import require_family
 
 CONVENTION_TEXT = {
     "paper": "paper convention: J1 = lag (ms) maximising the Pearson correlation of x_m(t) with y1(t - lag) over "

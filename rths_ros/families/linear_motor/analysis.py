@@ -221,3 +221,10 @@ def analyze_linear_motor(rec: dict, s: scn.Scenario, out: Path) -> dict:
                        f"{m['offset_mm']:+.4f} mm, sync error {m['sync_error']:.3g}, y_VIR/reference "
                        f"{m['ref_ratio']:.3f}")
     return write_outputs(rec, m, out, lambda mm: _report(mm, s), plots, summary, "simulate_cubic")
+
+
+def analyze_bag(bag: Path, out: Path) -> dict:
+    """The family's bag analysis: the run's record, then :func:`analyze_linear_motor`."""
+    from rths_ros.analysis.run_analysis import record_from_bag
+    rec, scenario, _ = record_from_bag(Path(bag))
+    return analyze_linear_motor(rec, scenario, out)
