@@ -365,7 +365,8 @@ def cmd_check(a) -> int:
     s = scn.load(a.scenario, a.set)
     check_node_set(s)
     print(scn.dump(s), end="")
-    print(f"# ok: {s.name} is valid ({s.steps} steps per trial)", file=sys.stderr)
+    print(f"# ok: {s.name} is valid: numerical.model = {s.numerical.model} (family {s.numerical.family}), "
+          f"{scn.parameter_count(s)} parameters, {s.steps} steps per trial", file=sys.stderr)
     return 0
 
 
@@ -383,12 +384,27 @@ def cmd_params(a) -> int:
 
 
 def cmd_list(a) -> int:
-    for name in scn.scenario_names():
-        try:
-            d = scn.load_data(name)
-            print(f"{name:<24} {d.get('description', '')}")
-        except ParameterError as exc:
-            print(f"{name:<24} INVALID: {exc}")
+    """The scenarios by name: this package's, then those of the installed packages that add some; the plugins
+    that failed to load, with their errors."""
+    from rths_ros.families import registry
+    groups = [("", scn.scenario_folders(plugins=False)[0])] + registry.scenario_dirs()
+    seen = set()
+    for dist, folder in groups:
+        if dist:
+            print(f"\nfrom {dist} ({folder}):")
+        for path in sorted(folder.glob("*.yaml")):
+            name = path.stem
+            if name in seen:
+                print(f"{name:<24} (hidden by the scenario of the same name above)")
+                continue
+            seen.add(name)
+            try:
+                d = scn.load_data(name)
+                print(f"{name:<24} {d.get('description', '')}")
+            except ParameterError as exc:
+                print(f"{name:<24} INVALID: {exc}")
+    for err in registry.load_errors():
+        print(f"plugin not loaded: {err}")
     return 0
 
 

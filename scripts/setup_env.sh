@@ -195,6 +195,22 @@ else
   stamp_write package "$package_key"
 fi
 
+# 4b. the example lab package (examples/rths_lab_example): a model and a rig family registered from outside this
+#     package through its entry points, as a lab's own package does (docs/extending.md); the tests run it
+LAB="$REPO/examples/rths_lab_example"
+lab_key="$(hash_inputs "$LAB/pyproject.toml")-$REPO"
+lab_installed() { grep -qsxF "$LAB" "$SITE"/__editable__.rths_lab_example-*.pth; }
+if stamp_ok lab "$lab_key" && lab_installed; then
+  log "example lab package: up to date (editable, $LAB)"
+else
+  log "example lab package: editable install ($LAB)"
+  PYTHONWARNINGS="ignore:Compat editable installs" \
+    "$PY" -m pip install --progress-bar off -q --no-deps --no-build-isolation \
+    --config-settings editable_mode=compat -e "$LAB"
+  lab_installed || die "the editable install of $LAB left no .pth file in $SITE"
+  stamp_write lab "$lab_key"
+fi
+
 # ---------------------------------------------------------------------------------------------------
 # 5. ROS 2 launch tooling (launch, launch_ros, launch_testing, ros2cli) from a verified wheel folder
 # ---------------------------------------------------------------------------------------------------

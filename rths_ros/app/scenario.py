@@ -36,7 +36,8 @@ from rths_ros.core.platform.stewart import StewartGeometryParams
 from rths_ros.drivers.hardware import HardwareParams
 from rths_ros.drivers.ros2_control import Ros2ControlParams
 from rths_ros.families import registry
-from rths_ros.params import ParameterError, build, describe, param, to_dict
+from rths_ros.params import ParameterError, build, describe, param
+from rths_ros.params import to_dict as _params_to_dict
 from rths_ros.resources import config_dir
 
 #: Every node the runner knows, in start order (beat-setting plant last, so all consumers exist).
@@ -209,12 +210,13 @@ class Scenario:
                                  "added delay acts in the leg commander of the 1-D interface)")
         if fam.validate is not None:
             fam.validate(self)                  # the family's own rules (its rig, its controllers, its sample times)
-        if fam.stewart:                         # the contact model and the Stewart commander share the step
-            checks = (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),
-                      ("passivity.dt_s", self.passivity.dt_s),
+        if fam.stewart:                         # the Stewart commander and the passivity controller share the step
+            checks = (("passivity.dt_s", self.passivity.dt_s),
                       ("platform.commander.coupling.dt_s", self.platform.commander.coupling.dt_s))
         else:                                   # an enabled passivity controller shares the step
             checks = (("passivity.dt_s", self.passivity.dt_s),) if self.passivity.enabled else ()
+        if "contact_1d" in fam.sections:        # and so does the contact test's model where the family has it
+            checks = (("numerical.contact_1d.dt_s", self.numerical.contact_1d.dt_s),) + checks
         for key, value in checks:
             if abs(value - self.loop.dt_s) > 1e-15:
                 raise ParameterError(f"{key}: {value!r} differs from loop.dt_s = {self.loop.dt_s!r}; they must be "
@@ -321,8 +323,15 @@ CONTROLLER_NODES = {"passivity": "passivity_controller", "ilc": "ilc_learner", "
 
 
 # ---------------------------------------------------------------------------------------------
-def scenario_names() -> list[str]:
-    return sorted(p.stem for p in (config_dir() / "scenarios").glob("*.yaml"))
+def scenario_folders(plugins: bool = True) -> list[Path]:
+    """Where scenarios are found by name: config/scenarios/ of this package, then the folders installed packages
+    add (entry-point group rths_ros.scenarios; ``plugins=False``: this package's only)."""
+    return [config_dir() / "scenarios"] + ([d for _, d in registry.scenario_dirs()] if plugins else [])
+
+
+def scenario_names(plugins: bool = True) -> list[str]:
+    """The names of the scenarios of :func:`scenario_folders` (the first folder wins a name found twice)."""
+    return sorted({p.stem for d in scenario_folders(plugins) for p in d.glob("*.yaml")})
 
 
 def resolve_path(name_or_path: str) -> Path:
@@ -331,11 +340,12 @@ def resolve_path(name_or_path: str) -> Path:
         if not p.exists():
             raise ParameterError(f"scenario: file {name_or_path!r} does not exist")
         return p
-    cand = config_dir() / "scenarios" / f"{name_or_path}.yaml"
-    if not cand.exists():
-        raise ParameterError(f"scenario: {name_or_path!r} is neither a file nor one of the scenarios "
-                             + ", ".join(scenario_names()))
-    return cand
+    for folder in scenario_folders():
+        cand = folder / f"{name_or_path}.yaml"
+        if cand.exists():
+            return cand
+    raise ParameterError(f"scenario: {name_or_path!r} is neither a file nor one of the scenarios "
+                         + ", ".join(scenario_names()))
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -428,11 +438,46 @@ def load_data(name_or_path: str) -> dict:
     return data
 
 
+def numerical_sections(model: str) -> tuple[str, ...]:
+    """The ``numerical.<section>`` names a scenario of ``model`` uses: its family's sections and the model's own."""
+    entry = registry.model(model)
+    own = (entry.section,) if entry.section else ()
+    return tuple(registry.family(entry.family).sections) + own
+
+
+def section_owner(section: str) -> str:
+    """Who brings ``numerical.<section>``: 'family F' or 'model M of family F' ('' when nobody does)."""
+    for name, fam in registry.families().items():
+        if section in fam.sections:
+            return f"family {name}"
+    for name, entry in MODELS.items():
+        if entry.section == section:
+            return f"model {name} of family {entry.family}"
+    return ""
+
+
+def _refuse_foreign_sections(data: Mapping[str, Any]) -> None:
+    """A ``numerical.<section>`` of another family or model is refused, naming who owns it."""
+    num = data.get("numerical")
+    if not isinstance(num, Mapping):
+        return
+    model = num.get("model", _NumericalSections.__dataclass_fields__["model"].default)
+    if model not in MODELS:
+        return                                  # the parameter check names the allowed models
+    used = numerical_sections(model)
+    for key in num:
+        if key != "model" and key not in used and (owner := section_owner(key)):
+            raise ParameterError(f"numerical.{key}: not allowed with numerical.model = {model!r} (family "
+                                 f"{registry.family_of(model)}, sections {', '.join(used) or 'none'}); it belongs "
+                                 f"to {owner}")
+
+
 def from_data(data: Mapping[str, Any], overrides: list[str] | tuple[str, ...] = (),
               mode: str | None = None) -> Scenario:
     data = apply_overrides(dict(data), list(overrides))
     if mode is not None:
         data = apply_overrides(data, [f"loop.mode={mode}"])
+    _refuse_foreign_sections(data)
     return build(Scenario, data)
 
 
@@ -444,8 +489,24 @@ def load(name_or_path: str, overrides: list[str] | tuple[str, ...] = (), mode: s
     return from_data(load_data(name_or_path), overrides, mode)
 
 
+def to_dict(scenario: Scenario) -> dict:
+    """The scenario as a plain nested dict, with the numerical sections its model uses only (a run's bag carries
+    what the run used, and reads back where other plugins are installed)."""
+    d = _params_to_dict(scenario)
+    keep = set(numerical_sections(scenario.numerical.model)) | {"model"}
+    d["numerical"] = {k: v for k, v in d["numerical"].items() if k in keep}
+    return d
+
+
+def parameter_count(scenario: Scenario) -> int:
+    """Leaf parameters of :func:`to_dict` (what the scenario carries)."""
+    def leaves(v) -> int:
+        return sum(leaves(x) for x in v.values()) if isinstance(v, dict) else 1
+    return leaves(to_dict(scenario))
+
+
 def dump(scenario: Scenario) -> str:
-    """The fully resolved scenario (every default filled in) as YAML."""
+    """The fully resolved scenario (every default filled in, the numerical sections its model uses) as YAML."""
     return yaml.safe_dump(to_dict(scenario), sort_keys=False)
 
 

@@ -68,8 +68,7 @@ class Family:
     ``stewart``: the family runs on the Stewart platform (its geometry, the leg commander and the hardware and
     ros2_control rigs apply); ``force_blend`` and ``added_delay``: numerical.force_blend and
     platform.commander.added_delay_steps apply to it.  ``sections``: parameter sections ``numerical.<name>`` the
-    family brings besides its models' own, name -> (dataclass, one-line doc).  ``scenarios``: a folder of the
-    family's scenario YAMLs (``rths list`` shows them, ``rths run NAME`` finds them).  ``bench``: ``"module:function"`` of
+    family brings besides its models' own, name -> (dataclass, one-line doc).  ``bench``: ``"module:function"`` of
     ``function(scenario, n) -> dict``, the per-step cost of the family's core objects (``rths bench core``; None:
     the 1-D interface's objects).  ``face_runner``: ``"module:Class"`` of the family's own in-process
     FACE point runner ``Class(scenario, overrides)`` (a sweep names it by ``runner: <family>``).  ``example``: the name of a scenario of the family
@@ -91,7 +90,6 @@ class Family:
     force_blend: bool = False
     added_delay: bool = False
     sections: Mapping[str, tuple[type, str]] = field(default_factory=dict)
-    scenarios: Path | None = None
     same_quantities: tuple[tuple[str, tuple[str, ...]], ...] = ()
     key_in_use: Callable[[Any, str], bool] | None = None
     bench: str | None = None

@@ -1,6 +1,7 @@
 """The registered model families and numerical models, found through Python entry points.
 
-Group ``rths_ros.families``: one :class:`~rths_ros.families.base.Family` per entry.  Group ``rths_ros.models``: a
+Group ``rths_ros.scenarios``: a folder of scenario YAMLs (``rths list`` shows them, ``rths run NAME`` finds
+them).  Group ``rths_ros.families``: one :class:`~rths_ros.families.base.Family` per entry.  Group ``rths_ros.models``: a
 :class:`~rths_ros.core.models.entry.ModelEntry` per entry, a model added to an existing family (the entry's
 name is the model's name, ``numerical.model``).  This package registers its own families in the same group
 (setup.py, entry_points.txt), so a lab's package that registers its own is served exactly like them, in every
@@ -13,16 +14,19 @@ its error (:func:`load_errors`, printed once per process on standard error); the
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
+from pathlib import Path
 
 from rths_ros.families.base import Family, ModelEntry
 
-__all__ = ["FAMILY_GROUP", "MODEL_GROUP", "families", "family", "family_of", "models", "model", "origin",
+__all__ = ["FAMILY_GROUP", "MODEL_GROUP", "SCENARIO_GROUP", "scenario_dirs", "families", "family", "family_of", "models", "model", "origin",
            "load_errors", "require_family"]
 
 FAMILY_GROUP = "rths_ros.families"
 MODEL_GROUP = "rths_ros.models"
+#: a folder of scenario YAMLs a package adds (the entry names a pathlib.Path or str of the folder)
+SCENARIO_GROUP = "rths_ros.scenarios"
 #: the distribution of this package (its entries are the shipped families)
 SHIPPED = "rths_ros"
 
@@ -33,6 +37,7 @@ class _Registry:
     models: dict[str, ModelEntry]
     origin: dict[str, str]          # family or model name -> the distribution that registered it
     errors: list[str]
+    scenario_dirs: list[tuple[str, Path]] = field(default_factory=list)   # (distribution, folder)
 
 
 _REGISTRY: _Registry | None = None
@@ -97,6 +102,17 @@ def _load() -> _Registry:
         else:
             reg.models[ep.name] = entry
             reg.origin[ep.name] = _dist_name(ep)
+    for ep in _unique(entry_points(group=SCENARIO_GROUP)):
+        where = f"{ep.name} = {ep.value} (from {_dist_name(ep)})"
+        try:
+            folder = Path(ep.load())
+        except Exception as exc:
+            reg.errors.append(f"scenario folder {where} failed to load: {type(exc).__name__}: {exc}")
+            continue
+        if not folder.is_dir():
+            reg.errors.append(f"scenario folder {where}: {folder} is not a folder")
+        else:
+            reg.scenario_dirs.append((_dist_name(ep), folder))
     if not reg.families:
         raise RuntimeError(f"no model family is registered (entry-point group {FAMILY_GROUP!r} is empty): the "
                            "rths_ros distribution is not installed in this Python environment (scripts/setup_env.sh "
@@ -126,6 +142,11 @@ def models() -> dict[str, ModelEntry]:
 def origin(name: str) -> str:
     """The distribution that registered family or model ``name`` ('rths_ros' for the shipped ones)."""
     return _registry().origin[name]
+
+
+def scenario_dirs() -> list[tuple[str, Path]]:
+    """The folders of scenario YAMLs that installed packages add, as (distribution, folder)."""
+    return list(_registry().scenario_dirs)
 
 
 def load_errors() -> list[str]:

@@ -75,7 +75,7 @@ def scenario_launch(scenario: str, overrides: tuple[str, ...] = (), timeout_s: f
     from rths_ros.runner import DomainLease
 
     lease = DomainLease()
-    out = Path(tempfile.mkdtemp(prefix=f"rths_launch_{scenario}_")) / "run"
+    out = Path(tempfile.mkdtemp(prefix=f"rths_launch_{Path(scenario).stem}_")) / "run"
     run = LaunchedRun(scenario, out, tuple(overrides), dict(args), lease.domain_id, lease, timeout_s)
     atexit.register(run.close, remove=not os.environ.get("RTHS_KEEP_LAUNCH_RUNS"))
     launch_file = Path(get_package_share_directory("rths_ros")) / "launch" / "rths.launch.py"

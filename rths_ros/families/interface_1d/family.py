@@ -20,10 +20,12 @@ MODELS = {
                              reference_report=contact1d.reference_report),
     "contact_1d_newmark": ModelEntry(NAME, contact1d.build_newmark, "the contact test's numerical part "
                                      "integrated by Newmark (numerical.newmark; Bartl 2019 §2.3)", contact1d.reference,
-                                     qualification=True, reference_report=contact1d.reference_report),
+                                     section="newmark", params=NewmarkParams, qualification=True,
+                                     reference_report=contact1d.reference_report),
     "contact_1d_independent": ModelEntry(NAME, contact1d.build_independent, "the contact test's numerical "
                                          "part with independent integration (numerical.independent; du Bois (IMAC, "
-                                         "ch. 25))", contact1d.reference, reference_report=contact1d.reference_report),
+                                         "ch. 25))", contact1d.reference, section="independent", params=IndependentContact1DParams,
+                                         reference_report=contact1d.reference_report),
     "oscillator_1d": ModelEntry(NAME, oscillator.build, "linear single-DoF oscillator with a harmonic "
                                 "drive (numerical.oscillator_1d; the worked example of docs/architecture.md)",
                                 section="oscillator_1d", params=oscillator.OscillatorParams),
@@ -62,6 +64,10 @@ SAME_QUANTITIES = (
 )
 
 
+#: the sections of the contact test's integrators besides numerical.contact_1d (their models use its specimen)
+_CONTACT_TEST_SECTIONS = ("", "newmark", "independent")
+
+
 def _key_in_use(s, key: str) -> bool:
     """The contact test (its specimen in the twin, the numerical model's own contact_1d section, the sensor's
     compensation of the same specimen) uses the keys of SAME_QUANTITIES."""
@@ -69,7 +75,9 @@ def _key_in_use(s, key: str) -> bool:
         return False
     if key.startswith("numerical.contact_1d."):
         from rths_ros.families.registry import model
-        return not model(s.numerical.model).section       # a model with its own section has no copy here
+        # the contact test's own integrators use numerical.contact_1d; a model with a section of its own has its
+        # own parameters (the oscillator, the beam)
+        return model(s.numerical.model).section in _CONTACT_TEST_SECTIONS
     return True
 
 
@@ -87,10 +95,6 @@ FAMILY = Family(
     stewart=True, force_blend=True, added_delay=True,
     sections={
         "contact_1d": (Contact1DParams, "mass-spring-damper with contact (Insam 2022 ch. 4)"),
-        "newmark": (NewmarkParams, "Newmark scheme of numerical.model = contact_1d_newmark (Bartl 2019 §2.3)"),
-        "independent": (IndependentContact1DParams, "multi-rate integration of numerical.model = "
-                        "contact_1d_independent: slow explicit-Euler model, fast interface loop (du Bois (IMAC, "
-                        "ch. 25))"),
         "force_blend": (ForceBlendParams, "force switch f = gamma f_p + (1 - gamma) f_n with a specimen model and the "
                         "power-discrepancy trip (du Bois et al. 2010 §4.4), models of the interface_1d family"),
     },
