@@ -116,14 +116,6 @@ class _NumericalSections:
         """The model's family (rths_ros.families.registry)."""
         return registry.family_of(self.model)
 
-    def validate(self) -> None:
-        fam = registry.family(self.family)
-        if self.force_blend.enabled and not fam.force_blend:
-            allowed = [k for k, e in MODELS.items() if registry.family(e.family).force_blend]
-            raise ParameterError(f"force_blend.enabled: true is not allowed with model = {self.model!r}; expected "
-                                 f"one of {', '.join(allowed)} (the specimen model is the contact "
-                                 "test's)")
-
 
 def _numerical_fields() -> list:
     """numerical.<section>: the sections each registered family brings, then each model's own section."""
@@ -445,31 +437,33 @@ def numerical_sections(model: str) -> tuple[str, ...]:
     return tuple(registry.family(entry.family).sections) + own
 
 
-def section_owner(section: str) -> str:
-    """Who brings ``numerical.<section>``: 'family F' or 'model M of family F' ('' when nobody does)."""
+def section_owner(section: str) -> tuple[str, str]:
+    """Who brings ``numerical.<section>``: (the family, 'family F' or 'model M of family F'); ('', '') for nobody."""
     for name, fam in registry.families().items():
         if section in fam.sections:
-            return f"family {name}"
+            return name, f"family {name}"
     for name, entry in MODELS.items():
         if entry.section == section:
-            return f"model {name} of family {entry.family}"
-    return ""
+            return entry.family, f"model {name} of family {entry.family}"
+    return "", ""
 
 
 def _refuse_foreign_sections(data: Mapping[str, Any]) -> None:
-    """A ``numerical.<section>`` of another family or model is refused, naming who owns it."""
+    """A ``numerical.<section>`` of another family is refused, naming who owns it.  (A section of another model of
+    the same family is accepted, so a scenario can switch between its family's models with ``numerical.model``;
+    a run carries only the sections its model uses, :func:`to_dict`.)"""
     num = data.get("numerical")
     if not isinstance(num, Mapping):
         return
     model = num.get("model", _NumericalSections.__dataclass_fields__["model"].default)
-    if model not in MODELS:
+    if not isinstance(model, str) or model not in MODELS:
         return                                  # the parameter check names the allowed models
-    used = numerical_sections(model)
+    family = registry.family_of(model)
     for key in num:
-        if key != "model" and key not in used and (owner := section_owner(key)):
-            raise ParameterError(f"numerical.{key}: not allowed with numerical.model = {model!r} (family "
-                                 f"{registry.family_of(model)}, sections {', '.join(used) or 'none'}); it belongs "
-                                 f"to {owner}")
+        owner_family, owner = section_owner(key) if isinstance(key, str) else ("", "")
+        if owner_family and owner_family != family:
+            raise ParameterError(f"numerical.{key}: not allowed with numerical.model = {model!r} (family {family}, "
+                                 f"sections {', '.join(numerical_sections(model)) or 'none'}); it belongs to {owner}")
 
 
 def from_data(data: Mapping[str, Any], overrides: list[str] | tuple[str, ...] = (),
@@ -514,5 +508,18 @@ def replace(scenario: Scenario, **changes) -> Scenario:
     return dataclasses.replace(scenario, **changes)
 
 
-def parameter_table() -> list[dict]:
-    return describe(Scenario)
+def parameter_table(plugins: bool = True) -> list[dict]:
+    """Every parameter (key, type, default, unit, allowed, doc); ``plugins=False``: without the numerical sections
+    that installed packages other than this one add."""
+    rows = describe(Scenario)
+    if plugins:
+        return rows
+
+    def shipped(key: str) -> bool:
+        parts = key.split(".")
+        if parts[0] != "numerical" or len(parts) < 3:
+            return True
+        family, _ = section_owner(parts[1])
+        owner = next((m for m, e in MODELS.items() if e.section == parts[1]), family)
+        return registry.origin(owner) == registry.SHIPPED
+    return [r for r in rows if shipped(r["key"])]

@@ -66,8 +66,7 @@ class Family:
     (imported when a bag is analysed, so the family's declaration stays below the analysis layer).
     ``validate(scenario)``: the family's own checks of a whole scenario (raise ParameterError naming the key).
     ``stewart``: the family runs on the Stewart platform (its geometry, the leg commander and the hardware and
-    ros2_control rigs apply); ``force_blend`` and ``added_delay``: numerical.force_blend and
-    platform.commander.added_delay_steps apply to it.  ``sections``: parameter sections ``numerical.<name>`` the
+    ros2_control rigs apply); ``added_delay``: platform.commander.added_delay_steps applies to it.  ``sections``: parameter sections ``numerical.<name>`` the
     family brings besides its models' own, name -> (dataclass, one-line doc).  ``bench``: ``"module:function"`` of
     ``function(scenario, n) -> dict``, the per-step cost of the family's core objects (``rths bench core``; None:
     the 1-D interface's objects).  ``face_runner``: ``"module:Class"`` of the family's own in-process
@@ -87,7 +86,6 @@ class Family:
     analyzer: str
     validate: Callable[[Any], None] | None = None
     stewart: bool = False
-    force_blend: bool = False
     added_delay: bool = False
     sections: Mapping[str, tuple[type, str]] = field(default_factory=dict)
     same_quantities: tuple[tuple[str, tuple[str, ...]], ...] = ()

@@ -264,7 +264,6 @@ def test_scenario_runner_vrths_backend(tmp_path):
     rspec = face.sweep_from_data({**data, "reference": {"source": "runner"}})
     ref = face.run_sweep(rspec, tmp_path / "r", face.make_runner(rspec, tmp_path / "r"), progress=None)
     assert ref["q_ref"] > 0 and (tmp_path / "r" / "points" / "reference.npz").exists()
-    walker = face.ScenarioPointRunner("contact_1d", {"numerical.model": "vpp",
-                                                     "sim_plant.specimen_kind": "prosthetic_foot"})
+    walker = face.ScenarioPointRunner("gait_vpp", {})
     with pytest.raises(ParameterError, match="reference.source: 'runner' is not allowed"):
         walker.reference()

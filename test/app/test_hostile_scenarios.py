@@ -76,13 +76,21 @@ def invalid_values(row: dict) -> list:
     return out
 
 
+def _model_using(section: str) -> str | None:
+    """A model whose scenarios carry ``numerical.<section>`` (a scenario carries its own family's and model's)."""
+    return next((m for m in scn.MODELS if section in scn.numerical_sections(m)), None)
+
+
 def _nested(key: str, value) -> dict:
+    """``{a: {b: value}}`` for ``a.b``; a key of a numerical section comes with a model that uses the section."""
     data: dict = {}
     node = data
     parts = key.split(".")
     for p in parts[:-1]:
         node = node.setdefault(p, {})
     node[parts[-1]] = value
+    if parts[0] == "numerical" and len(parts) > 2 and (model := _model_using(parts[1])):
+        data["numerical"].setdefault("model", model)
     return data
 
 

@@ -92,7 +92,7 @@ FAMILY = Family(
     trial="scalar",
     empty_record=empty_record,
     analyzer="rths_ros.families.interface_1d.analysis:analyze_bag",
-    stewart=True, force_blend=True, added_delay=True,
+    stewart=True, added_delay=True,
     sections={
         "contact_1d": (Contact1DParams, "mass-spring-damper with contact (Insam 2022 ch. 4)"),
         "force_blend": (ForceBlendParams, "force switch f = gamma f_p + (1 - gamma) f_n with a specimen model and the "

@@ -204,7 +204,8 @@ def test_specimen_model_force_of_the_blend():
         b.force(w, z, 0.0, 0.0)
         n = c.k_exp_n_per_m * max(0.0, z - c.h0_m)
         assert b.f_model == pytest.approx(w - n, abs=1e-9)
-    with pytest.raises(ParameterError, match="force_blend.enabled"):
+    with pytest.raises(ParameterError, match=r"numerical\.force_blend: not allowed with numerical\.model = 'vpp' "
+                                             r".* belongs to family interface_1d"):
         from rths_ros.app import scenario as scn
         scn.load("gait_vpp", ["numerical.force_blend.enabled=true"])
 
