@@ -1,4 +1,4 @@
-"""``rths bartl cubic-spring`` and ``rths bartl beams``: the two physical experiments of Bartl 2019 (ch. 6) on
+"""``rths aff-rigs cubic-spring`` and ``rths aff-rigs beams``: the two physical experiments of Bartl 2019 (ch. 6) on
 their digital twins, with the harmonic AFF as the thesis ran it (docs/bartl_rigs.md).  Each command writes JSON,
 a Markdown table and plots into ``--out`` and prints the table."""
 from __future__ import annotations
@@ -86,7 +86,7 @@ def cmd_cubic_spring(a) -> int:
     out = _out(a, "bartl-cubic-spring")
     t0 = time.perf_counter()
     n = len(cases) * (2 * (a.study in ("supervisor", "all")) + 3 * (a.study in ("combined", "all")))
-    print(f"rths bartl cubic-spring: {n} hybrid tests of {1 + t_adapt:g} s (1 kHz loop) ...", flush=True)
+    print(f"rths aff-rigs cubic-spring: {n} hybrid tests of {1 + t_adapt:g} s (1 kHz loop) ...", flush=True)
     sup_rows, sup_recs, comb_rows, comb_recs = [], {}, [], {}
     if a.study in ("supervisor", "all"):
         sup_rows, sup_recs = cubic_supervisor_study(cases, t_adapt, progress=_progress(t0))
@@ -120,7 +120,7 @@ def cmd_beams(a) -> int:
         raise ParameterError(f"--square-hz: {f_sq:g} Hz x {max(harmonics)} harmonics exceeds 1200 Hz")
     out = _out(a, "bartl-beams")
     t0 = time.perf_counter()
-    print(f"rths bartl beams: Craig-Bampton beams, 0.2 ms loop, identification {t_id:g} s + adaptation "
+    print(f"rths aff-rigs beams: Craig-Bampton beams, 0.2 ms loop, identification {t_id:g} s + adaptation "
           f"{t_adapt:g} s per run ...", flush=True)
     sync_rows, sync_recs, sq_rows, sq_recs, l_rows, l_recs = [], {}, [], {}, [], {}
     if a.study in ("sync", "all"):
@@ -138,9 +138,9 @@ def cmd_beams(a) -> int:
     return 0
 
 
-def add_parsers(sub) -> None:
-    """``rths bartl {cubic-spring,beams}`` on the ``rths`` parser's ``sub``."""
-    b = sub.add_parser("bartl", help="Bartl 2019 ch. 6: the cubic-spring rig and the coupled cantilever beams as "
+def add_parsers(sub, scenario_args=None) -> None:
+    """``rths aff-rigs {cubic-spring,beams}`` on the ``rths`` parser's ``sub``."""
+    b = sub.add_parser("aff-rigs", help="Bartl 2019 ch. 6: the cubic-spring rig and the coupled cantilever beams as "
                        "digital twins with the harmonic AFF (docs/bartl_rigs.md)")
     bs = b.add_subparsers(dest="rig", required=True)
     c = bs.add_parser("cubic-spring", help="§6.2: power-flow supervisor (Table 6.3) and PBC + AFF")

@@ -5,7 +5,7 @@
     rths analyze --gait RUN_DIR [RUN_DIR ...] [--out DIR]   gait metrics; several runs: reproducibility overlay
     rths vrths SCENARIO [--set ...] [--out DIR]      in-process virtual run (no ROS), same core objects
     rths margin SCENARIO [--set ...]                 phase margin / critical delay of the contact phase
-    rths check-ilc SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
+    rths ilc-convergence SCENARIO [--set ...]              ILC convergence condition (eq. 6.18)
     rths compare SCENARIO --variant NAME:K=V,... | --preset chapter8|npc_kd|npc_gp   variants side by side
     rths check SCENARIO [--set ...]                  validate a scenario and print it fully resolved
     rths geometry SCENARIO [--set ...] [--json]      derived geometry of the platform: home legs, joint
@@ -19,8 +19,8 @@
     rths aff-learning [--dt S,S,...] [--mu-id-rls M,M,...] [--out DIR]
                                                      Bartl 2019 §5.4.4's LMS vs RLS learning over sample times
     rths fxlms-transient [--n-theta N,N,...]         Bartl 2019 §5.5.2: FIR filtered-x LMS under random excitation
-    rths bartl cubic-spring|beams [--out DIR]        Bartl 2019 ch. 6: the cubic-spring rig and the coupled beams
-    rths dubois qualify|test [--quick] [--out DIR]   du Bois et al. 2010: the damper rig's qualification and substructuring tests
+    rths aff-rigs cubic-spring|beams [--out DIR]        Bartl 2019 ch. 6: the cubic-spring rig and the coupled beams
+    rths damper-rig qualify|test [--quick] [--out DIR]   du Bois et al. 2010: the damper rig's qualification and substructuring tests
     rths bench [summary] [--quick] [--only GROUPS]  every target of what users wait for, measured in one run
     rths bench core|loop|all|safety [SCENARIO]       per-step cost / loop timing / reaction to faults
     rths bench fe [--set runs=R steps=S ...]         per-step cost of the FE virtual parts (docs/fe_virtual_parts.md)
@@ -41,7 +41,7 @@
                                                      FACE fidelity sweep (docs/fidelity.md), also on a rig
     rths compare-twin RUN_DIR [--set K=V ...] [--twin-run DIR] [--out DIR]
                                                      a rig run against its digital twin: numbers, plots, verdict
-    rths benchmark --case N [--earthquake E] [--runs R] [--convention paper|matlab]
+    rths building-benchmark --case N [--earthquake E] [--runs R] [--convention paper|matlab]
                    [--controller module:Class] [--out DIR]
                                                      building benchmark J1-J9 (docs/benchmark_building.md)
 """
@@ -54,7 +54,7 @@ import sys
 import time
 from pathlib import Path
 
-from rths_ros import bartl_cli, commission_cli, compare_twin_cli, dubois_cli, geometry_cli, rig_cli, tools_cli
+from rths_ros import verbs
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -79,7 +79,7 @@ def cmd_run(a) -> int:
         r = _ilc_prediction(s)
         if not r["converges"] and not a.force:
             print(f"rths run: error: this ILC series is predicted to diverge (eq. 6.18 peak {r['peak_db']:+.2f} dB "
-                  f"at {r['peak_hz']:.2f} Hz, see `rths check-ilc`); lower ilc.beta_per_s or ilc.f_q_cut_hz, "
+                  f"at {r['peak_hz']:.2f} Hz, see `rths ilc-convergence`); lower ilc.beta_per_s or ilc.f_q_cut_hz, "
                   "or pass --force to run it anyway", file=sys.stderr)
             return 2
     out = Path(a.out) if a.out else _default_out(s.name)
@@ -423,9 +423,20 @@ def cmd_benchmark(a) -> int:
     return run_cli(a)
 
 
+class _RthsParser(argparse.ArgumentParser):
+    """The top-level parser: its help lists the verbs in sections (rths_ros.verbs.grouped_help)."""
+
+    sub = None
+    origin: dict = {}
+
+    def format_help(self) -> str:
+        return verbs.grouped_help(self, self.sub, self.origin)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rths", description="Real-time hybrid substructuring on ROS 2.")
-    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    p = _RthsParser(prog="rths", description="Real-time hybrid substructuring on ROS 2.")
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", parser_class=argparse.ArgumentParser)
+    p.sub = sub
     r = sub.add_parser("run", help="run a scenario through the ROS graph (bag, metrics, plots)")
     _scenario_args(r)
     r.add_argument("--out", help="run directory (default runs/NAME-TIME); an existing run folder is refused")
@@ -455,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scenario_args(m)
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=cmd_margin)
-    ci = sub.add_parser("check-ilc", help="ILC convergence condition (eq. 6.18) of a scenario")
+    ci = sub.add_parser("ilc-convergence", help="ILC convergence condition (Insam 2022 eq. 6.18) of a scenario")
     _scenario_args(ci)
     ci.add_argument("--json", action="store_true")
     ci.set_defaults(func=cmd_check_ilc)
@@ -503,16 +514,9 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--out", help="directory for reference.json/.csv/.png (default runs/reference-NAME-TIME)")
     rf.add_argument("--json", action="store_true", help="print reference.json instead of the summary")
     rf.set_defaults(func=cmd_reference)
-    tools_cli.add_parsers(sub)
-    bartl_cli.add_parsers(sub)
-    dubois_cli.add_parsers(sub)
     pa = sub.add_parser("params", help="list every scenario parameter (type, unit, range)")
     pa.add_argument("--markdown", action="store_true")
     pa.set_defaults(func=cmd_params)
-    rig_cli.add_parsers(sub, _scenario_args)
-    compare_twin_cli.add_parsers(sub, _scenario_args)
-    commission_cli.add_parsers(sub, _scenario_args)
-    geometry_cli.add_parsers(sub, _scenario_args)
     fa = sub.add_parser("face", help="FACE fidelity sweep: run the points, fit q = h(e), extrapolate to e = 0")
     fa.add_argument("sweep", nargs="?", help="sweep YAML (e.g. config/sweeps/contact_1d_tau_add.yaml); with "
                     "--reanalyse optional (default OUT/sweep.yaml)")
@@ -530,7 +534,8 @@ def build_parser() -> argparse.ArgumentParser:
     fa.add_argument("--retries", type=int, default=0, metavar="N", help="run a point whose run aborts again, up to "
                     "N times (a realtime run on a rig)")
     fa.set_defaults(func=cmd_face)
-    bm = sub.add_parser("benchmark", help="building benchmark (vRTHS benchmark control problem): J1-J9")
+    bm = sub.add_parser("building-benchmark", help="the vRTHS building benchmark control problem (Silva et al. 2020): "
+                        "J1-J9 in process")
     bm.add_argument("--case", default="1", choices=("1", "2", "3", "4", "all"),
                     help="partitioning case (default 1; all = cases 1-4, one table each)")
     bm.add_argument("--earthquake", default="elcentro", choices=("elcentro", "kobe", "morgan"),
@@ -544,15 +549,14 @@ def build_parser() -> argparse.ArgumentParser:
     bm.add_argument("--duration", type=float, default=0.0, help="simulated seconds (default 0 = whole record)")
     bm.add_argument("--out", help="directory for benchmark.json and benchmark.md (default runs/benchmark-TIME)")
     bm.set_defaults(func=cmd_benchmark)
-    from rths_ros.stress import add_parser as add_stress_parser  # rths stress (rths_ros/stress.py)
-    add_stress_parser(sub)
-    li = sub.add_parser("list", help="list the scenarios")
+    li = sub.add_parser("list", help="list the scenarios (this package's and those of installed packages)")
     li.set_defaults(func=cmd_list)
+    p.origin = verbs.add_plugin_verbs(sub, _scenario_args)      # rths_ros.verbs: this package's and others'
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(verbs.rename(list(sys.argv[1:] if argv is None else argv)))
     try:
         return int(args.func(args) or 0)
     except ParameterError as exc:

@@ -1,4 +1,4 @@
-"""``rths dubois qualify`` and ``rths dubois test``: the virtual substructured damper rig of du Bois et al. 2010
+"""``rths damper-rig qualify`` and ``rths damper-rig test``: the virtual substructured damper rig of du Bois et al. 2010
 (ISMA 2010), run in process (docs/dubois_rig.md).
 
 * ``qualify`` - stepped-sine FRF surfaces of the transfer system (no damper, standard and large orifice), the four
@@ -68,7 +68,7 @@ def cmd_qualify(a) -> int:
     p = study_params(a)
     out = _out(a, "dubois-qualify")
     t0 = time.monotonic()
-    print(f"rths dubois qualify: {len(p.qual_frequencies_hz)} frequencies x {len(p.survey_amplitudes_m)} amplitudes, "
+    print(f"rths damper-rig qualify: {len(p.qual_frequencies_hz)} frequencies x {len(p.survey_amplitudes_m)} amplitudes, "
           "3 rig configurations, 4 process models", flush=True)
     qual = qualification(p, lambda m: print(f"  {m}  ({time.monotonic() - t0:5.1f} s)", flush=True))
     files = write_qualification(qual, out, plots=not a.no_plots)
@@ -96,7 +96,7 @@ def cmd_test(a) -> int:
     out = _out(a, "dubois-test")
     n = sum(len(fs) for _, fs in p.bands)
     t0 = time.monotonic()
-    print(f"rths dubois test: {n} test frequencies in {len(p.bands)} bands x {len(p.modes)} modes "
+    print(f"rths damper-rig test: {n} test frequencies in {len(p.bands)} bands x {len(p.modes)} modes "
           f"({p.settle_s:g} s settling each); progress:", flush=True)
     r = run_study(p, out, lambda m: print(f"  {m}  ({time.monotonic() - t0:5.1f} s)", flush=True),
                   plots=not a.no_plots)
@@ -107,9 +107,9 @@ def cmd_test(a) -> int:
     return 0
 
 
-def add_parsers(sub) -> None:
-    """``rths dubois {qualify,test}`` on the ``rths`` parser's ``sub``."""
-    d = sub.add_parser("dubois", help="du Bois et al. 2010 substructured damper rig (virtual, in process): qualification and "
+def add_parsers(sub, scenario_args=None) -> None:
+    """``rths damper-rig {qualify,test}`` on the ``rths`` parser's ``sub``."""
+    d = sub.add_parser("damper-rig", help="du Bois et al. 2010 substructured damper rig (virtual, in process): qualification and "
                        "the §4.5 substructuring tests; docs/dubois_rig.md")
     dsub = d.add_subparsers(dest="dubois_cmd", required=True, metavar="{qualify,test}")
 

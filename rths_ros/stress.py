@@ -260,7 +260,7 @@ def cmd_stress(a) -> int:
     return 0
 
 
-def add_parser(sub) -> None:
+def add_parsers(sub, scenario_args=None) -> None:
     """Register ``rths stress`` on the ``rths`` subcommand parsers."""
     st = sub.add_parser("stress", help="run a lockstep scenario N times; count hangs, failures and differences")
     st.add_argument("scenario", nargs="?", default="contact_1d", help="scenario name or YAML (default contact_1d)")

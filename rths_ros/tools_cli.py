@@ -125,7 +125,7 @@ def cmd_fxlms_transient(a) -> int:
     return 0
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub, scenario_args=None) -> None:
     """The three subcommands, on the ``rths`` parser's ``sub``."""
     st = sub.add_parser("stability", help="stability of feedback coupling with delay (Pade map over mass and "
                         "stiffness ratio) and with a P-controlled actuator (Routh-Hurwitz); docs/stability.md")

@@ -140,3 +140,24 @@ def test_no_module_outside_a_family_names_a_family():
                 if rel.parts[:2] != ("families", node.value):
                     hits.append(f"rths_ros/{rel}:{node.lineno}: {node.value!r}")
     assert hits == []
+
+
+def test_the_node_lists_agree():
+    """The nodes are listed in four places that cannot import each other (setup.py's console scripts, the CMake
+    build's wrappers, the node table of rths_ros.nodes.registry and the scenario's start order): the same set
+    everywhere, plus the composed process in the two executable lists, and a module with main() per node."""
+    import ast
+
+    from rths_ros.app.scenario import KNOWN_NODES
+    from rths_ros.nodes.registry import NODES
+    setup_tree = ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))
+    setup_nodes = next(ast.literal_eval(n.value) for n in ast.walk(setup_tree) if isinstance(n, ast.Assign)
+                       and any(isinstance(t, ast.Name) and t.id == "NODES" for t in n.targets))
+    cmake = re.search(r"set\(rths_nodes\s+([^)]*)\)", (ROOT / "CMakeLists.txt").read_text(encoding="utf-8"))
+    cmake_nodes = cmake.group(1).split()
+    assert set(NODES) == set(KNOWN_NODES)
+    assert set(setup_nodes) == set(cmake_nodes) == set(NODES) | {"composed"}
+    assert len(setup_nodes) == len(set(setup_nodes)) and len(cmake_nodes) == len(set(cmake_nodes))
+    for node in set(NODES) | {"composed"}:
+        text = (ROOT / "rths_ros" / "nodes" / f"{node}.py").read_text(encoding="utf-8")
+        assert re.search(r"^def main\(", text, re.M), node

@@ -8,10 +8,35 @@ import pytest
 
 
 def test_help_lists_subcommands(rths_cli):
+    """`rths --help`: every verb in its section, one line each, at most 40 lines; the verbs of other installed
+    packages in a section of their own."""
     p = rths_cli("--help")
     assert p.returncode == 0
-    for sub in ("run", "analyze", "vrths", "margin", "check", "params", "list"):
-        assert sub in p.stdout
+    lines = p.stdout.splitlines()
+    assert len(lines) <= 40, p.stdout
+    for section in ("run and inspect:", "rig bring-up:", "analyses and studies:", "benchmarks and reliability:",
+                    "from rths-lab-example:"):
+        assert section in lines
+    listed = {line.split()[0] for line in lines if line.startswith("  ")}
+    assert {"run", "analyze", "vrths", "margin", "check", "params", "list", "aff-rigs", "damper-rig", "bench",
+            "building-benchmark", "ilc-convergence", "stress", "voice-coil"} <= listed
+    assert not {"bartl", "dubois", "benchmark", "check-ilc"} & listed
+
+
+@pytest.mark.parametrize("old, new", [("bartl", "aff-rigs"), ("dubois", "damper-rig"),
+                                      ("benchmark", "building-benchmark"), ("check-ilc", "ilc-convergence")])
+def test_an_old_verb_name_still_works_and_says_the_new_one(rths_cli, old, new):
+    p = rths_cli(old, "--help")
+    assert p.returncode == 0 and f"usage: rths {new}" in p.stdout
+    assert f"this command is now `rths {new}`" in p.stderr
+
+
+def test_a_verb_from_another_package(rths_cli):
+    p = rths_cli("voice-coil", "lab_voice_coil", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["static_tracking_ratio"] == pytest.approx(2e5 / 2.05e5)
+    assert rths_cli("voice-coil", "contact_1d").returncode == 2
 
 
 @pytest.mark.parametrize("d, pm, tau", [(200, 62.08, 0.0284), (50, 14.63, 0.0058)])

@@ -1,4 +1,4 @@
-"""Studies of Bartl's (2019) two physical experiments on their digital twins (``rths bartl``; docs/bartl_rigs.md).
+"""Studies of Bartl's (2019) two physical experiments on their digital twins (``rths aff-rigs``; docs/bartl_rigs.md).
 
 Cubic-spring rig (§6.2; :mod:`rths_ros.core.models.bartl.loop`):
 

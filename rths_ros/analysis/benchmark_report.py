@@ -1,4 +1,4 @@
-"""``rths benchmark``: J1-J9 of the building benchmark for the nominal plant or a seeded perturbed set.
+"""``rths building-benchmark``: J1-J9 of the building benchmark for the nominal plant or a seeded perturbed set.
 
 * ``--runs 0`` (default): one run of :func:`rths_ros.core.models.building.benchmark.run_benchmark` with the nominal plant.
 * ``--runs R``: :func:`rths_ros.core.models.building.benchmark.run_perturbed` with seeds 1..R; the table gives the mean
@@ -142,15 +142,15 @@ def run_cli(a) -> int:
 
 def _run_case(a, case: int, out: Path) -> int:
     what = "the nominal plant" if a.runs == 0 else f"{a.runs} perturbed plants (seeds 1..{a.runs})"
-    print(f"rths benchmark: case {case}, {a.earthquake}, {what}, controller "
+    print(f"rths building-benchmark: case {case}, {a.earthquake}, {what}, controller "
           f"{a.controller or 'reference (PI + phase lead)'}")
     res = run(case, a.earthquake, a.runs, a.convention, a.controller, a.duration)
     print(f"J1-J9, {res['convention_text']}:")
     print(markdown_table(res))
     if a.runs == 0 and res["aborted"]:
-        print(f"rths benchmark: the run aborted: {res['abort_reason']}", file=sys.stderr)
+        print(f"rths building-benchmark: the run aborted: {res['abort_reason']}", file=sys.stderr)
     if a.runs > 0 and res["aborted"]:
-        print(f"rths benchmark: {len(res['aborted'])} of {a.runs} runs aborted (left out): "
+        print(f"rths building-benchmark: {len(res['aborted'])} of {a.runs} runs aborted (left out): "
               + "; ".join(f"seed {k}: {v}" for k, v in res["aborted"].items()), file=sys.stderr)
     js, md = write(res, out)
     print(f"-> {js}, {md}  ({res['wall_s']:.1f} s)")

@@ -86,7 +86,7 @@ def test_pbc_phase_error_aff_offset_and_the_combination_without_either():
 
 
 def test_cli_cubic_spring_writes_json_and_table(tmp_path, capsys):
-    a = _parser().parse_args(["bartl", "cubic-spring", "--study", "supervisor", "--cases", "20:40",
+    a = _parser().parse_args(["aff-rigs", "cubic-spring", "--study", "supervisor", "--cases", "20:40",
                               "--t-adapt", "2", "--no-plots", "--out", str(tmp_path)])
     assert a.func(a) == 0
     d = json.loads((tmp_path / "cubic_spring.json").read_text())
@@ -103,7 +103,7 @@ def test_cli_cubic_spring_writes_json_and_table(tmp_path, capsys):
     (["--mu-lms", "2"], "--mu-lms"),
 ])
 def test_cli_cubic_spring_names_the_bad_flag(argv, flag, tmp_path):
-    a = _parser().parse_args(["bartl", "cubic-spring", "--out", str(tmp_path), *argv])
+    a = _parser().parse_args(["aff-rigs", "cubic-spring", "--out", str(tmp_path), *argv])
     with pytest.raises(ParameterError, match=flag):
         a.func(a)
 
@@ -156,13 +156,13 @@ def test_cli_beams_names_the_bad_flag(tmp_path):
                        (["--square-hz", "80", "--harmonics", "1,20"], "--harmonics"),
                        (["--square-hz", "100", "--harmonics", "15"], "--square-hz"), (["--mu-ad", "0.5"], "--mu-ad"),
                        (["--t-id", "0"], "--t-id")):
-        a = _parser().parse_args(["bartl", "beams", "--out", str(tmp_path), *argv])
+        a = _parser().parse_args(["aff-rigs", "beams", "--out", str(tmp_path), *argv])
         with pytest.raises(ParameterError, match=flag):
             a.func(a)
 
 
 def test_cli_beams_sync_writes_json(tmp_path):
-    a = _parser().parse_args(["bartl", "beams", "--study", "sync", "--frequencies", "320", "--t-id", "2",
+    a = _parser().parse_args(["aff-rigs", "beams", "--study", "sync", "--frequencies", "320", "--t-id", "2",
                               "--t-adapt", "1", "--no-plots", "--out", str(tmp_path)])
     assert a.func(a) == 0
     d = json.loads((tmp_path / "beams.json").read_text())

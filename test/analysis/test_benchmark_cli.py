@@ -45,7 +45,7 @@ def user_module(monkeypatch):
 
 def test_nominal_run_prints_j1_to_j9_and_writes_files(tmp_path, capsys):
     out = tmp_path / "nom"
-    assert cli.main(["benchmark", "--case", "1", "--duration", str(DURATION), "--out", str(out)]) == 0
+    assert cli.main(["building-benchmark", "--case", "1", "--duration", str(DURATION), "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "paper convention" in text and "| nominal |" in text
     data = json.loads((out / "benchmark.json").read_text())
@@ -60,7 +60,7 @@ def test_nominal_run_prints_j1_to_j9_and_writes_files(tmp_path, capsys):
 
 def test_matlab_convention_changes_the_order(tmp_path, capsys):
     out = tmp_path / "m"
-    assert cli.main(["benchmark", "--duration", str(DURATION), "--convention", "matlab", "--out", str(out)]) == 0
+    assert cli.main(["building-benchmark", "--duration", str(DURATION), "--convention", "matlab", "--out", str(out)]) == 0
     assert "matlab convention" in capsys.readouterr().out
     data = json.loads((out / "benchmark.json").read_text())
     paper = run_benchmark(1, "elcentro", duration_s=DURATION)["J"]
@@ -71,7 +71,7 @@ def test_matlab_convention_changes_the_order(tmp_path, capsys):
 
 def test_perturbed_runs_with_a_user_controller(tmp_path, capsys, user_module):
     out = tmp_path / "pert"
-    assert cli.main(["benchmark", "--case", "1", "--runs", "2", "--duration", str(DURATION),
+    assert cli.main(["building-benchmark", "--case", "1", "--runs", "2", "--duration", str(DURATION),
                      "--controller", f"{user_module}:UserPI", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "2 perturbed plants" in text and "mean ± std" in text and "UserPI" in text
@@ -98,7 +98,7 @@ def test_perturbed_runs_with_a_user_controller(tmp_path, capsys, user_module):
 def test_bad_controller_is_reported(spec, match, user_module, capsys):
     with pytest.raises(ParameterError, match=match):
         br.load_controller(spec.format(mod=user_module))
-    assert cli.main(["benchmark", "--runs", "1", "--controller", spec.format(mod=user_module)]) == 2
+    assert cli.main(["building-benchmark", "--runs", "1", "--controller", spec.format(mod=user_module)]) == 2
     assert match.split("'")[0] in capsys.readouterr().err
 
 
@@ -108,7 +108,7 @@ def test_aborting_controller_exits_nonzero(tmp_path, user_module, capsys, monkey
     from rths_ros.core.models.building import tracking_controller as tc
     monkeypatch.setattr(sys.modules[__name__], "PassThrough", tc.PassThroughController, raising=False)
     out = tmp_path / "abort"
-    code = cli.main(["benchmark", "--duration", "20", "--controller", f"{user_module}:PassThrough",
+    code = cli.main(["building-benchmark", "--duration", "20", "--controller", f"{user_module}:PassThrough",
                      "--out", str(out)])
     assert code == 1
     assert "aborted" in capsys.readouterr().err
@@ -119,7 +119,7 @@ def test_aborting_controller_exits_nonzero(tmp_path, user_module, capsys, monkey
 def test_all_cases_in_one_command(tmp_path, capsys):
     """--case all runs the perturbed set of every partitioning case, one table each."""
     out = tmp_path / "all"
-    assert cli.main(["benchmark", "--case", "all", "--runs", "2", "--duration", str(DURATION), "--out", str(out)]) == 0
+    assert cli.main(["building-benchmark", "--case", "all", "--runs", "2", "--duration", str(DURATION), "--out", str(out)]) == 0
     for case in (1, 2, 3, 4):
         res = json.loads((out / f"case{case}" / "benchmark.json").read_text())
         assert res["case"] == case and res["runs"] == 2

@@ -39,7 +39,7 @@ def _parser():
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     out = tmp_path_factory.mktemp("dubois")
-    a = _parser().parse_args(["dubois", "test", "--quick", "--no-plots", "--out", str(out)])
+    a = _parser().parse_args(["damper-rig", "test", "--quick", "--no-plots", "--out", str(out)])
     assert a.func(a) == 0
     data = json.loads((out / "dubois.json").read_text())
     return out, data, {r["id"]: r for r in data["checks"]}
@@ -168,7 +168,7 @@ def test_predictor_breaks_down_at_20hz():
 
 
 def test_qualify_command(tmp_path, capsys):
-    a = _parser().parse_args(["dubois", "qualify", "--freqs", "2,20,60", "--amplitudes", "0.001",
+    a = _parser().parse_args(["damper-rig", "qualify", "--freqs", "2,20,60", "--amplitudes", "0.001",
                               "--out", str(tmp_path)])
     assert a.func(a) == 0
     q = json.loads((tmp_path / "qualification.json").read_text())
@@ -187,7 +187,7 @@ def test_qualify_command(tmp_path, capsys):
     (["test", "--trip-threshold", "nan"], "--trip-threshold"), (["qualify", "--freqs", "2,900"], "--freqs"),
     (["qualify", "--amplitudes", "0.1"], "--amplitudes"), (["qualify", "--freqs", "2,x"], "--freqs")])
 def test_bad_options_name_the_flag_and_range(argv, flag, tmp_path):
-    a = _parser().parse_args(["dubois", *argv, "--out", str(tmp_path)])
+    a = _parser().parse_args(["damper-rig", *argv, "--out", str(tmp_path)])
     with pytest.raises(ParameterError, match=flag) as e:
         a.func(a)
     assert "expected" in str(e.value) or "not a comma-separated" in str(e.value)

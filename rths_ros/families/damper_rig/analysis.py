@@ -7,7 +7,7 @@ whole periods of the base excitation (at most 1 s, at most half the trial; the r
 
 * ``H`` = first-harmonic ratio x2_phys / x2_num (|H| and its phase; Fig. 13 of the paper);
 * ``rms_over_noise`` = RMS(x2_phys - x2_num) / the LVDT noise standard deviation (Fig. 14; 1 = noise alone);
-* ``acceptable`` = ``|H - 1| <= 0.25`` (the tolerance of the rig study, ``rths dubois test``).
+* ``acceptable`` = ``|H - 1| <= 0.25`` (the tolerance of the rig study, ``rths damper-rig test``).
 
 Verdict: ``stable`` is False when the run aborted (a command or demand beyond the interface limit, a non-finite
 value); the reason is stated.  A run with one trial and no abort is repeated in process by

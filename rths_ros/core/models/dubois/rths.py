@@ -55,7 +55,7 @@ from rths_ros.params import ParameterError, param
 __all__ = ["DuboisScenarioParams", "ModalChain", "base_motion", "build", "DamperBlend", "TdcShaper",
            "DamperRigTwin"]
 
-#: the G2 process model fitted on the twin's standard damper (`rths dubois qualify`, seed 1; rounded): the mode
+#: the G2 process model fitted on the twin's standard damper (`rths damper-rig qualify`, seed 1; rounded): the mode
 #: the paper found best ("acceptable beyond 20 Hz"); static gain K / w0^2 = 1.003
 G2_FIT = ProcessModelParams(kind="G2", gain=16024.0, tau_p_s=0.005, zeta=0.4824, omega0_rad_s=126.41, delay_s=0.0)
 
