@@ -42,6 +42,7 @@ from rths_ros.launch_support import (
     LAUNCH_ARGUMENTS,
     PLANT_SIDE_NODES,
     NodeSpec,
+    RunPolicy,
     analysis_command,
     check_live_port,
     default_out,
@@ -152,10 +153,8 @@ class RunWatch:
         self.timers: list[TimerAction] = []
         self.t0 = time.monotonic()
         self.sup = "supervisor" if "supervisor" in processes else ("composed" if "composed" in processes else None)
-        sp = scenario.safety
-        self.drain_s = orderly_stop_s(scenario)
-        self.stuck_s = self.drain_s + 4.0 * sp.watchdog_s + 10.0
-        self.limit_s = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
+        policy = RunPolicy.of(scenario)
+        self.drain_s, self.stuck_s, self.limit_s = policy.drain_s, policy.stuck_s, policy.limit_s
         self.draining = False
         self.concluded = False
 
@@ -284,8 +283,7 @@ class RunWatch:
             return (f"the launch was shut down before the run ended (interrupted); {where}; every node stopped; "
                     f"the recorded steps: rths analyze {self.out} --partial")
         elif failed:
-            crashed = [n for n in failed if codes[n] != 3]    # 3 = the node aborted the run on purpose
-            name = (crashed or failed)[0]
+            name = RunPolicy.first_failure({n: codes[n] for n in failed})
             how = (f"killed by {signal.Signals(-codes[name]).name}" if codes[name] < 0
                    else f"exited with code {codes[name]}")
             msg = f"node {name} {how}"

@@ -300,6 +300,35 @@ def orderly_stop_s(scenario: scn.Scenario) -> float:
     return scenario.safety.watchdog_s + TEARDOWN_S + safe_ramp_bound_s(scenario.safety)
 
 
+@dataclass(frozen=True)
+class RunPolicy:
+    """The one policy of a run, for `rths run` (rths_ros.runner) and `ros2 launch` (rths_ros.launch_actions):
+    ``drain_s`` (the orderly stop, :func:`orderly_stop_s`) after a Ctrl-C or a failed node before what is left is
+    stopped; ``stuck_s`` after the supervisor ended the run, beyond which a node still running is stuck (after
+    STOP a node flushes each publisher, up to ``safety.watchdog_s`` each, and tears down within its watchdog);
+    ``limit_s`` for the whole run from the spawn of its nodes (``loop.timeout_s`` + ``loop.start_timeout_s`` +
+    30 s: the warm-up of a loaded machine)."""
+
+    drain_s: float
+    stuck_s: float
+    limit_s: float
+
+    @classmethod
+    def of(cls, scenario: scn.Scenario) -> RunPolicy:
+        drain = orderly_stop_s(scenario)
+        return cls(drain, drain + 4.0 * scenario.safety.watchdog_s + 10.0,
+                   scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0)
+
+    @staticmethod
+    def first_failure(codes: dict) -> str | None:
+        """Which node the run's failure is named after: the first that crashed (a code other than 0 and 3,
+        3 = the node aborted the run on purpose, after another cause), else the first that aborted; None when
+        none failed."""
+        failed = [n for n, c in codes.items() if c not in (None, 0)]
+        crashed = [n for n in failed if codes[n] != 3]
+        return (crashed or failed or [None])[0]
+
+
 def node_env_overrides(env: dict | None = None) -> dict[str, str]:
     """Environment every node process gets on top of the caller's: the Fast DDS profile with the lockstep
     flow control (config/fastdds.xml) unless the caller set one, Fast DDS as the middleware unless chosen,

@@ -26,8 +26,8 @@ from rths_ros.app.run_status import first_fault_of, record_run_end
 from rths_ros.launch_support import (
     COMPOSED_EXECUTABLE,
     NodeSpec,
+    RunPolicy,
     node_env_overrides,
-    orderly_stop_s,
     prepare_run_dir,
     process_specs,
 )
@@ -162,8 +162,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     old = {}
     if threading.current_thread() is threading.main_thread():
         old = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    sp = scenario.safety
-    drain_s = orderly_stop_s(scenario)
+    policy = RunPolicy.of(scenario)
+    drain_s = policy.drain_s
     fork = node_start == "fork" and forked.can_fork()
     server = None
     spawned = None
@@ -195,14 +195,12 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         drain_until = None
         # the run's time limit counts from the spawn (the warm-up before it can take long on a loaded machine)
         t_spawned = time.monotonic()
-        limit = scenario.loop.timeout_s + scenario.loop.start_timeout_s + 30.0
+        limit = policy.limit_s
         interactive = sys.stdout.isatty()
         sup = next((spec.name for spec in specs if "supervisor" in spec.nodes), None)
         sup_ended = None
         forwarded = 0
-        # after STOP a node flushes each of its publishers (up to safety.watchdog_s each) and tears down
-        # (bounded by its watchdog): a node still running well past that is stuck
-        stuck_s = drain_s + 4.0 * sp.watchdog_s + 10.0
+        stuck_s = policy.stuck_s
         while True:
             codes = {n: p.poll() for n, p in procs.items()}
             if interrupted["count"] > forwarded:
@@ -228,8 +226,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 drain_until = time.monotonic() + drain_s
             if drain_until is not None and (all(c is not None for c in codes.values())
                                             or time.monotonic() > drain_until):
-                crashed = [n for n in failed if codes[n] not in (3,)]
-                name = (crashed or failed)[0]
+                name = RunPolicy.first_failure(codes)
                 result.code = 1
                 result.failed_node = name
                 result.message = (f"node {name} exited with code {codes[name]} "

@@ -174,3 +174,18 @@ def test_show_args_lists_every_argument_with_its_description():
     q = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "launch", "rths_ros", "plant.launch.py",
                         "--show-args"], capture_output=True, text=True, timeout=120)
     assert q.returncode == 0 and "'plant':" in q.stdout and "'composed':" not in q.stdout, q.stdout + q.stderr
+
+
+def test_one_run_policy_for_rths_run_and_the_launch():
+    """rths run and ros2 launch take their time limits and the node a failure is named after from one place."""
+    from rths_ros.app import scenario as scn
+    from rths_ros.launch_support import RunPolicy, orderly_stop_s
+    s = scn.load("contact_1d", ["safety.watchdog_s=0.5", "loop.timeout_s=100", "loop.start_timeout_s=20"])
+    p = RunPolicy.of(s)
+    assert p.drain_s == orderly_stop_s(s) and p.stuck_s == p.drain_s + 2.0 + 10.0 and p.limit_s == 150.0
+    assert RunPolicy.first_failure({"a": 0, "b": 3, "c": -9, "d": None}) == "c"     # the crash, not the abort
+    assert RunPolicy.first_failure({"a": 0, "b": 3, "c": 3}) == "b"
+    assert RunPolicy.first_failure({"a": 0, "b": None}) is None
+    for module in ("runner", "launch_actions"):
+        text = (Path(__file__).resolve().parents[1] / "rths_ros" / f"{module}.py").read_text()
+        assert "RunPolicy.of(" in text and "4.0 * " not in text and "+ 30.0" not in text, module
