@@ -419,7 +419,7 @@ def cmd_face(a) -> int:
 
 
 def cmd_benchmark(a) -> int:
-    from rths_ros.analysis.benchmark_report import run_cli
+    from rths_ros.families.building.benchmark_report import run_cli
     return run_cli(a)
 
 

@@ -43,7 +43,7 @@ def _check(flag: str, value: float, lo: float, hi: float, unit: str) -> float:
 
 def study_params(a):
     """The study parameters from the command line (ranges checked, errors name the flag)."""
-    from rths_ros.analysis.dubois import StudyParams, quick_params
+    from rths_ros.families.damper_rig.study import StudyParams, quick_params
     p = quick_params() if getattr(a, "quick", False) else StudyParams()
     nyq = 0.5 / p.rig.dt_s
     ch = {}
@@ -64,7 +64,7 @@ def study_params(a):
 
 
 def cmd_qualify(a) -> int:
-    from rths_ros.analysis.dubois import qualification, write_qualification
+    from rths_ros.families.damper_rig.study import qualification, write_qualification
     p = study_params(a)
     out = _out(a, "dubois-qualify")
     t0 = time.monotonic()
@@ -91,7 +91,7 @@ def cmd_qualify(a) -> int:
 
 
 def cmd_test(a) -> int:
-    from rths_ros.analysis.dubois import format_table, run_study
+    from rths_ros.families.damper_rig.study import format_table, run_study
     p = study_params(a)
     out = _out(a, "dubois-test")
     n = sum(len(fs) for _, fs in p.bands)

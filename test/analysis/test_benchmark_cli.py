@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from rths_ros import cli
-from rths_ros.analysis import benchmark_report as br
 from rths_ros.core.models.building.benchmark import run_benchmark, run_perturbed
 from rths_ros.core.models.building.tracking_controller import ReferenceController, TrackingController
+from rths_ros.families.building import benchmark_report as br
 from rths_ros.params import ParameterError
 
 DURATION = 12.0      # s of El Centro: keeps the file quick; the whole record is exercised in test_core_building

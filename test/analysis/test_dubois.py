@@ -1,4 +1,4 @@
-"""Studies of the du Bois et al. 2010 damper rig (rths_ros.analysis.dubois) and `rths dubois`: the §4.5 numbers and
+"""Studies of the du Bois et al. 2010 damper rig (rths_ros.families.damper_rig.study) and `rths dubois`: the §4.5 numbers and
 statements reproduced on the virtual rig, each with the tolerance stated next to it (docs/dubois_rig.md).
 
 One reduced study (`rths dubois test --quick --no-plots`) is run once for the module; the full grid is the
@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from rths_ros import dubois_cli
-from rths_ros.analysis.dubois import (
+from rths_ros.core.methods.prediction import PredictorParams
+from rths_ros.core.methods.tdc import ProcessModelParams
+from rths_ros.families.damper_rig.study import (
     StudyParams,
     plot_damper_check,
     plot_predictor,
@@ -24,8 +26,6 @@ from rths_ros.analysis.dubois import (
     predictor_study,
     quick_params,
 )
-from rths_ros.core.methods.prediction import PredictorParams
-from rths_ros.core.methods.tdc import ProcessModelParams
 from rths_ros.params import ParameterError
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rths_ros.analysis.dubois import StudyParams, run_point
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
 from rths_ros.app.vrths import run_virtual
 from rths_ros.core.models.dubois.rig import IDENTITY, run_substructured
 from rths_ros.core.platform.linear_actuator import LinearActuatorPath
 from rths_ros.families.damper_rig.analysis import damper_metrics
+from rths_ros.families.damper_rig.study import StudyParams, run_point
 from rths_ros.params import ParameterError
 
 NAME = "dubois_damper"
