@@ -143,3 +143,26 @@ def test_the_lab_voice_coil_twin_settles_at_its_static_equilibrium():
     k = p.k_f_n_per_a * p.kp_a_per_m
     assert out.lengths[0] == pytest.approx(k * 1e-3 / (k + p.k_s_n_per_m), rel=1e-6)
     assert out.wrench[0] == pytest.approx(p.k_s_n_per_m * out.lengths[0], rel=1e-6)
+
+
+def test_a_scenario_extends_another_file(tmp_path):
+    """A lab's rig file shared by its tests: `extends:` starts from another scenario (a name or a path relative to
+    the file), the file's own keys laid over it section by section; a cycle and a missing base are refused."""
+    rig = tmp_path / "rig.yaml"
+    rig.write_text("extends: lab_voice_coil\nnumerical:\n  voice_coil: {k_s_n_per_m: 6000.0}\n")
+    test = tmp_path / "tests" / "stiff.yaml"
+    test.parent.mkdir()
+    test.write_text("extends: ../rig.yaml\ndescription: stiffer specimen, 4 Hz\n"
+                    "numerical:\n  voice_coil: {drive_frequency_hz: 4.0}\n")
+    s = scn.load(str(test))
+    base = scn.load("lab_voice_coil")
+    assert s.name == "stiff" and s.description == "stiffer specimen, 4 Hz"
+    assert s.numerical.voice_coil.k_s_n_per_m == 6000.0 and s.numerical.voice_coil.drive_frequency_hz == 4.0
+    assert s.numerical.voice_coil.drive_amplitude_n == base.numerical.voice_coil.drive_amplitude_n
+    assert s.safety.interface_limit_m == base.safety.interface_limit_m and s.loop == base.loop
+    rig.write_text("extends: tests/stiff.yaml\n")
+    with pytest.raises(ParameterError, match="the scenarios extend each other"):
+        scn.load(str(test))
+    rig.write_text("extends: no_such_scenario\n")
+    with pytest.raises(ParameterError, match=r"extends: 'no_such_scenario' in .*rig.yaml"):
+        scn.load(str(test))

@@ -414,7 +414,10 @@ def safe_yaml(text: str, where: str):
         raise ParameterError(f"{where}: not valid YAML ({exc})") from None
 
 
-def load_data(name_or_path: str) -> dict:
+def load_data(name_or_path: str, _chain: tuple[Path, ...] = ()) -> dict:
+    """The scenario file's data.  ``extends: BASE`` (a scenario name, or a path relative to the file) starts from
+    BASE's data and lays this file's keys over it, section by section (a lab's rig file shared by its tests);
+    ``rths check`` shows the result."""
     path = resolve_path(name_or_path)
     try:
         raw = path.read_bytes()
@@ -427,7 +430,33 @@ def load_data(name_or_path: str) -> dict:
     if not isinstance(data, dict):
         raise ParameterError(f"scenario {path}: top level must be a mapping of sections, got {type(data).__name__}")
     data.setdefault("name", path.stem)
-    return data
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base:
+        raise ParameterError(f"extends: {base!r} is not allowed in {path}; expected a scenario name or a YAML path")
+    near = path.parent / base
+    target = near if near.suffix in (".yaml", ".yml") and near.exists() else Path(base)
+    chain = _chain + (path.resolve(),)
+    try:
+        resolved = resolve_path(str(target)).resolve()
+    except ParameterError as exc:
+        raise ParameterError(f"extends: {base!r} in {path}: {exc}") from None
+    if resolved in chain:
+        raise ParameterError(f"extends: {base!r} in {path} is not allowed: the scenarios extend each other "
+                             f"({' -> '.join(str(c) for c in chain + (resolved,))})")
+    merged = load_data(str(resolved), chain)
+    merged.pop("name", None)
+    return _laid_over(merged, data)
+
+
+def _laid_over(base: dict, top: Mapping) -> dict:
+    """``base`` with ``top``'s keys laid over it, mappings merged key by key."""
+    out = dict(base)
+    for key, value in top.items():
+        out[key] = _laid_over(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), dict) \
+            else value
+    return out
 
 
 def numerical_sections(model: str) -> tuple[str, ...]:
