@@ -15,7 +15,8 @@ from rths_ros.launch_support import node_specs
 from rths_ros.runner import DomainLease
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = ("CMakeLists.txt", "package.xml", "setup.py", "msg", "rths_ros", "launch", "config", "scripts")
+SOURCES = ("CMakeLists.txt", "package.xml", "setup.py", "entry_points.txt", "msg", "rths_ros", "launch", "config",
+           "scripts")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +63,10 @@ def test_colcon_builds_the_package_into_an_install_space(colcon_install):
     assert (share / "config" / "scenarios" / "contact_1d.yaml").exists()
     for spec in node_specs("contact_1d")[1]:          # what the launch file starts exists
         assert (install / "lib" / "rths_ros" / spec.executable).exists(), spec.executable
+    # the model families are plugins: the install's metadata registers them as setup.py does in the venv
+    eps = list(install.glob("lib/python3*/site-packages/rths_ros-*.egg-info/entry_points.txt"))
+    assert len(eps) == 1 and "[rths_ros.families]" in eps[0].read_text()
+    assert eps[0].read_text() == (ROOT / "entry_points.txt").read_text()
 
 
 @pytest.mark.skipif(importlib.util.find_spec("ros2launch") is None,
