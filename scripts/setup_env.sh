@@ -5,7 +5,8 @@
 #   3. the custom messages: msg/*.msg built with rosidl through CMake against the venv and installed
 #      into it (site-packages/rths_ros/msg and the typesupport libraries in .venv/lib);
 #   4. the Python sources as an editable install (the source tree is used in place, so edits need no
-#      rebuild) and the console scripts `rths` and `rths_<node>` in .venv/bin;
+#      rebuild), its plugin entry points (entry_points.txt) and the console scripts `rths` and `rths_<node>`
+#      in .venv/bin; 4b. the example lab package (examples/rths_lab_example), editable as well;
 #   5. the ROS 2 launch tooling (launch, launch_ros, launch_testing and the `ros2` command) from the
 #      wheel folder ../shared/ros2-tooling beside the repository (or RTHS_ROS2_TOOLING), checksums
 #      verified; skipped when a ROS 2 distribution is sourced (its own launch is used) or when no such
