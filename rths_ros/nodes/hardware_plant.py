@@ -10,7 +10,7 @@ k, takes /rths/leg_command (LegCommand, step k+1).
 * ``activate`` / ``deactivate``: serve / stop serving; ``deactivate`` also stops the RDT stream.
 * Every trial starts with a RESET of the controller (legs at the initial state, controller step 0).
 * Start pose: a trial starts from the scenario's start pose -- home, or for the gait test the inverse kinematics
-  of the model's initial command (:func:`rths_ros.app.factory.gait_start_lengths`), the pose the simulated plant
+  of the model's initial command (:func:`rths_ros.app.factory.start_lengths`), the pose the simulated plant
   starts in.  After a RESET that leaves the legs elsewhere (a rig's controller holds its home pose) the node
   ramps them there over the link with the cosine profile of the safe-pose ramp (fastest leg at most
   ``safety.ramp_speed_m_per_s``, then ``safety.hold_s`` of holding so the legs settle): in ``configure``, so

@@ -30,7 +30,7 @@ def test_start_pose_and_ramp_profile():
     s = scn.load("gait_vpp", plant="hardware")
     home = np.array(StewartKinematics(s.platform.geometry).home_lengths)
     start = trial_start_lengths(s)
-    assert np.array_equal(start, factory.gait_start_lengths(s))
+    assert np.array_equal(start, factory.start_lengths(s))
     assert np.max(np.abs(start - home)) > 0.01                      # the gait start pose is not home
     c = scn.load("contact_1d", plant="hardware")
     assert np.array_equal(trial_start_lengths(c), np.array(StewartKinematics(c.platform.geometry).home_lengths))

@@ -96,7 +96,7 @@ def _f(x) -> float:
 
 
 def gait_record_from_bag(bag: Path) -> tuple[dict, scn.Scenario]:
-    """(record, scenario) of a gait run; the record has the layout of :func:`rths_ros.app.vrths.empty_gait_record`
+    """(record, scenario) of a gait run; the record has the layout of :func:`rths_ros.families.gait.family.empty_gait_record`
     (rows = steps 0..N that the numerical part received a load for)."""
     rec, s, _ = vector_record_from_bag(bag, "gait")
     n = rec["k"].size
