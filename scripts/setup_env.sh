@@ -181,36 +181,28 @@ fi
 # ---------------------------------------------------------------------------------------------------
 # 4. editable install of the Python sources and the console scripts
 # ---------------------------------------------------------------------------------------------------
-package_key="$(hash_inputs setup.py entry_points.txt package.xml requirements/build.txt)-$REPO"
-package_installed() {
-  [ -x "$VENV/bin/rths" ] && grep -qsxF "$REPO" "$SITE"/__editable__.rths_ros-*.pth
-}
-if stamp_ok package "$package_key" && package_installed; then
-  log "python package: up to date (editable, $REPO)"
-else
-  log "python package: editable install and console scripts"
+editable_install() {  # editable_install STAMP DIR DIST WHAT KEY CHECK...: pip install -e DIR unless up to date
+  local stamp="$1" dir="$2" dist="$3" what="$4" key="$5"
+  shift 5
+  if stamp_ok "$stamp" "$key" && grep -qsxF "$dir" "$SITE"/__editable__."$dist"-*.pth && "$@"; then
+    log "$what: up to date (editable, $dir)"
+    return
+  fi
+  log "$what: editable install ($dir)"
   PYTHONWARNINGS="ignore:Compat editable installs" \
     "$PY" -m pip install --progress-bar off -q --no-deps --no-build-isolation \
-    --config-settings editable_mode=compat -e "$REPO"
-  package_installed || die "editable install did not produce $VENV/bin/rths and the .pth file"
-  stamp_write package "$package_key"
-fi
+    --config-settings editable_mode=compat -e "$dir"
+  grep -qsxF "$dir" "$SITE"/__editable__."$dist"-*.pth && "$@" ||
+    die "the editable install of $dir left no .pth file in $SITE (or what it installs is missing)"
+  stamp_write "$stamp" "$key"
+}
+package_key="$(hash_inputs setup.py entry_points.txt package.xml requirements/build.txt)-$REPO"
+editable_install package "$REPO" rths_ros "python package and console scripts" "$package_key" test -x "$VENV/bin/rths"
 
 # 4b. the example lab package (examples/rths_lab_example): a model and a rig family registered from outside this
 #     package through its entry points, as a lab's own package does (docs/extending.md); the tests run it
 LAB="$REPO/examples/rths_lab_example"
-lab_key="$(hash_inputs "$LAB/pyproject.toml")-$REPO"
-lab_installed() { grep -qsxF "$LAB" "$SITE"/__editable__.rths_lab_example-*.pth; }
-if stamp_ok lab "$lab_key" && lab_installed; then
-  log "example lab package: up to date (editable, $LAB)"
-else
-  log "example lab package: editable install ($LAB)"
-  PYTHONWARNINGS="ignore:Compat editable installs" \
-    "$PY" -m pip install --progress-bar off -q --no-deps --no-build-isolation \
-    --config-settings editable_mode=compat -e "$LAB"
-  lab_installed || die "the editable install of $LAB left no .pth file in $SITE"
-  stamp_write lab "$lab_key"
-fi
+editable_install lab "$LAB" rths_lab_example "example lab package" "$(hash_inputs "$LAB/pyproject.toml")-$REPO" true
 
 # ---------------------------------------------------------------------------------------------------
 # 5. ROS 2 launch tooling (launch, launch_ros, launch_testing, ros2cli) from a verified wheel folder

@@ -2,20 +2,19 @@
 family object registered in rths_ros's entry-point group ``rths_ros.families``."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.core.models.base import OneDofModel
+from rths_ros.core.models.oscillator import Oscillator, OscillatorParams
 from rths_ros.core.platform.linear_actuator import LinearActuatorPath
 from rths_ros.families import Family, FamilyParts, ModelEntry
 from rths_ros.families.own_rig import direct_force, validate_own_rig
 from rths_ros.families.records import empty_record
 from rths_ros.params import ParameterError, param
 
-__all__ = ["VoiceCoilParams", "VoiceCoilMsd", "FAMILY"]
+__all__ = ["VoiceCoilParams", "numerical_part", "FAMILY"]
 
 NAME = "voice_coil"
 
@@ -43,54 +42,29 @@ class VoiceCoilParams:
     substeps: int = param(10, "", 1, 1000, "sub-steps of the twin per synchronisation step")
 
 
-class VoiceCoilMsd:
-    """The numerical part: ``m_n z'' + c_n z' + k_n z = F_0 sin(2 pi f_0 t) - F_int``, exact for inputs held over a
-    step; ``step(F_int) -> (z, z')``."""
-
-    def __init__(self, p: VoiceCoilParams, dt_s: float):
-        self.p, self.dt_s = p, float(dt_s)
-        a = np.array([[0.0, 1.0, 0.0],
-                      [-p.k_n_n_per_m / p.m_n_kg, -p.c_n_kg_per_s / p.m_n_kg, 1.0 / p.m_n_kg],
-                      [0.0, 0.0, 0.0]])
-        e = expm(a * self.dt_s)
-        self._ad, self._bd = e[:2, :2].copy(), e[:2, 2].copy()
-        self._w = 2.0 * math.pi * p.drive_frequency_hz
-        self.x = np.zeros(2)
-        self.k = 0
-
-    def reset(self) -> None:
-        self.x[:] = 0.0
-        self.k = 0
-
-    def step(self, f_int: float) -> tuple[float, float]:
-        u = self.p.drive_amplitude_n * math.sin(self._w * self.k * self.dt_s) - float(f_int)
-        self.x = self._ad @ self.x + self._bd * u
-        self.k += 1
-        return float(self.x[0]), float(self.x[1])
-
-    @property
-    def velocity(self) -> float:
-        return float(self.x[1])
+def numerical_part(p: VoiceCoilParams, dt_s: float, k_extra: float = 0.0, c_extra: float = 0.0) -> Oscillator:
+    """The numerical part ``m_n z'' + c_n z' + k_n z = F_0 sin(2 pi f_0 t) - F_int``: rths_ros's linear oscillator
+    (exact for inputs held over a step), ``step(F_int) -> (z, z')``; ``k_extra``, ``c_extra`` add a spring and a
+    damper (the reference: the specimen in the numerical part)."""
+    return Oscillator(OscillatorParams(mass_kg=p.m_n_kg, stiffness_n_per_m=p.k_n_n_per_m + k_extra,
+                                       damping_kg_per_s=p.c_n_kg_per_s + c_extra,
+                                       drive_amplitude_n=p.drive_amplitude_n,
+                                       drive_frequency_hz=p.drive_frequency_hz), dt_s)
 
 
 def build(numerical, dt_s: float) -> OneDofModel:
-    return OneDofModel(VoiceCoilMsd(numerical.voice_coil, dt_s))
+    return OneDofModel(numerical_part(numerical.voice_coil, dt_s))
 
 
 def reference(numerical, n_rows: int, dt_s: float) -> dict:
     """The coupled system with an ideal actuator and sensor, the same discretisation: ``m_n z'' + (c_n + c_s) z'
     + (k_n + k_s) z = F_0 sin(2 pi f_0 t)``; the specimen is fixed to the rod (always in contact)."""
     p = numerical.voice_coil
-    ideal = VoiceCoilMsd(VoiceCoilParams(**{**_fields(p), "k_n_n_per_m": p.k_n_n_per_m + p.k_s_n_per_m,
-                                            "c_n_kg_per_s": p.c_n_kg_per_s + p.c_s_kg_per_s}), dt_s)
+    ideal = numerical_part(p, dt_s, p.k_s_n_per_m, p.c_s_kg_per_s)
     z = np.zeros(n_rows)
     for k in range(1, n_rows):
         z[k] = ideal.step(0.0)[0]
     return {"z": z, "contact": np.ones(n_rows, dtype=bool)}
-
-
-def _fields(p) -> dict:
-    return {f: getattr(p, f) for f in p.__dataclass_fields__}
 
 
 def _plant(s):
