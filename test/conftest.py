@@ -130,7 +130,7 @@ SLOW = {
     "analysis/test_compare.py": ALL,
     "analysis/test_dubois.py": ALL,
     "analysis/test_face_cli.py": ALL,
-    "analysis/test_face_seed_gaps.py": ALL,
+    "analysis/test_face_thesis_gaps.py": ALL,
     "analysis/test_qualify_cli.py": ALL,
     "analysis/test_stability_cli.py": ALL,
     "analysis/test_bartl_rigs.py": ALL,

@@ -26,7 +26,7 @@ def _rls(dt, mu, mid):
     return study_run(dt, law="rls", identification="rls", simultaneous=True, mu_rls=mu, mu_id_rls=mid)
 
 
-def test_seed_identification_forgetting_factor_needs_a_coarser_step():
+def test_thesis_identification_forgetting_factor_needs_a_coarser_step():
     assert math.isinf(_rls(1e-3, 0.9999, 0.99)["t10_s"])
     for mu in (0.9, 0.99, 0.999, 0.9999):
         r = _rls(5e-3, mu, 0.99)

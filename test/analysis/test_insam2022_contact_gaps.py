@@ -67,7 +67,7 @@ def test_vff_contact_energy_error_parts_and_faster_legs():
 
 @pytest.mark.xfail(strict=True, reason="not reproduced: the twin's contact mode with VFF is more active than "
                                        "the rig's (docs/passivity.md, 'Contact-phase energy error')")
-def test_vff_contact_energy_error_has_the_seed_sign():
+def test_vff_contact_energy_error_has_the_thesis_sign():
     """Insam 2022 §5.4.1: E^c_error = −1.54e-5 J with VFF (d_NUM = 50 kg/s).  Held (expected to fail): < 0."""
     assert _run(D50 + VFF)[1]["Ec_error_J"] < 0.0
 

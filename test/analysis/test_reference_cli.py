@@ -16,7 +16,7 @@ from rths_ros import cli
 D50 = "numerical.contact_1d.d_num_kg_per_s=50"
 
 
-def test_reference_prints_and_writes_the_seed_reference(tmp_path, capsys):
+def test_reference_prints_and_writes_the_thesis_reference(tmp_path, capsys):
     out = tmp_path / "ref"
     assert cli.main(["reference", "contact_1d", "--set", D50, "--out", str(out)]) == 0
     text = capsys.readouterr().out

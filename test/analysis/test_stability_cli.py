@@ -8,7 +8,7 @@ import pytest
 from rths_ros import cli
 
 
-def test_stability_prints_the_seed_numbers_and_writes_json(tmp_path, capsys):
+def test_stability_prints_the_source_numbers_and_writes_json(tmp_path, capsys):
     assert cli.main(["stability", "--no-plots", "--out", str(tmp_path / "s")]) == 0
     text = capsys.readouterr().out
     assert "first-order Pade : 0.3232" in text and "exact delay (phase margin)             : 0.2533" in text
