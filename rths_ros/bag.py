@@ -6,13 +6,17 @@ the recorder costs little per message.  Reading turns a bag back into per-topic 
 
 Crash safety: :meth:`BagWriter.flush` closes the pending MCAP chunk and hands it to the operating
 system (the recorder does it every ``FLUSH_S``); a recorder killed without closing its bag leaves
-an MCAP file without summary and no metadata.yaml.  :func:`recover` reads such a file record by
-record up to the last complete chunk and writes a complete bag from it.
+an MCAP file without summary and no metadata.yaml.  A bag can also be damaged later (a copy cut short,
+a full disk, a file overwritten): :func:`bag_damage` tells a readable bag from one that is not (metadata.yaml
+missing, an MCAP file of zero bytes, without the MCAP header or without the end magic of a closed file), and
+:func:`recover` reads such a file record by record up to the last complete chunk and writes a complete bag
+from it, metadata.yaml present or not.
 """
 from __future__ import annotations
 
 import shutil
 import struct
+import zlib
 from functools import lru_cache
 from pathlib import Path
 
@@ -135,19 +139,21 @@ def _records(buf: bytes, pos: int, end: int):
 
 
 def scan_mcap(path: Path) -> tuple[dict[int, tuple[str, str]], list[tuple[int, int, bytes]], int]:
-    """Read an MCAP file (possibly cut off) record by record.
+    """Read an MCAP file (possibly cut off or damaged) record by record.
 
     Returns ({channel id: (topic, message type)}, [(channel id, log time ns, data), ...] in file order,
-    number of complete chunks).  Only uncompressed chunks are read (the recorder writes those)."""
+    number of complete chunks).  Reading stops at the first record that is cut off, malformed or fails its
+    chunk's CRC; a file without the MCAP header gives nothing.  Only uncompressed chunks are read (the recorder
+    writes those)."""
     buf = Path(path).read_bytes()
-    if not buf.startswith(_MAGIC):
-        raise ValueError(f"{path}: not an MCAP file")
     schemas: dict[int, str] = {}
     channels: dict[int, tuple[str, str]] = {}
     messages: list[tuple[int, int, bytes]] = []
     n_chunks = 0
+    if not buf.startswith(_MAGIC):
+        return channels, messages, n_chunks
 
-    def handle(op: int, body: bytes) -> None:
+    def handle(op: int, body: bytes, into: list) -> None:
         if op == 0x03:                                   # schema: id, name, encoding, data
             (sid,) = struct.unpack_from("<H", body, 0)
             name, _ = _string(body, 2)
@@ -158,37 +164,113 @@ def scan_mcap(path: Path) -> tuple[dict[int, tuple[str, str]], list[tuple[int, i
             channels[cid] = (topic, schemas.get(sid, ""))
         elif op == 0x05:                                 # message: channel, sequence, log time, publish time
             cid, _seq, t_log, _t_pub = struct.unpack_from("<HIQQ", body, 0)
-            messages.append((cid, t_log, bytes(body[22:])))
+            if cid not in channels:
+                raise ValueError(f"message on unknown channel {cid}")
+            into.append((cid, t_log, bytes(body[22:])))
 
-    for op, body in _records(buf, len(_MAGIC), len(buf)):
-        if op == 0x06:                                   # chunk: times, size, crc, compression, records
-            compression, pos = _string(body, 28)
-            (n,) = struct.unpack_from("<Q", body, pos)
-            if compression:
-                raise ValueError(f"{path}: compressed chunks ({compression}) are not supported by the recovery")
-            inner = body[pos + 8:pos + 8 + n]
-            for iop, ibody in _records(inner, 0, len(inner)):
-                handle(iop, ibody)
-            n_chunks += 1
-        else:
-            handle(op, body)
+    try:
+        for op, body in _records(buf, len(_MAGIC), len(buf)):
+            if op == 0x06:                               # chunk: times, size, crc, compression, records
+                (crc,) = struct.unpack_from("<I", body, 24)
+                compression, pos = _string(body, 28)
+                (n,) = struct.unpack_from("<Q", body, pos)
+                if compression:
+                    raise ValueError(f"compressed chunks ({compression}) are not read by the recovery")
+                inner = body[pos + 8:pos + 8 + n]
+                if len(inner) != n or (crc and zlib.crc32(inner) != crc):
+                    break                                # a damaged chunk: nothing after it is trusted
+                chunk: list = []
+                for iop, ibody in _records(inner, 0, len(inner)):
+                    handle(iop, ibody, chunk)
+                messages.extend(chunk)                   # a chunk counts whole or not at all
+                n_chunks += 1
+            elif op in (0x03, 0x04, 0x05):
+                handle(op, body, messages)
+            elif op in (0x02, 0x0F):                     # footer or data end: the data section is over
+                break
+            elif op == 0x00 or op > 0x0F:                # not an MCAP record: garbage from here on
+                break
+    except (struct.error, UnicodeDecodeError, ValueError):
+        pass                                             # a malformed record: keep what came before it
     return channels, messages, n_chunks
 
 
+def mcap_damage(path: Path) -> str | None:
+    """None for an MCAP file that starts with the MCAP header and ends with the end magic of a closed file; else
+    what is wrong with it."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size == 0:
+        return "zero bytes"
+    with open(path, "rb") as f:
+        head = f.read(len(_MAGIC))
+        if head != _MAGIC:
+            return "no MCAP header (not an MCAP file)"
+        if size < 2 * len(_MAGIC) + 9:
+            return "cut off after its header"
+        f.seek(-len(_MAGIC), 2)
+        tail = f.read(len(_MAGIC))
+    return None if tail == _MAGIC else "cut off (no end magic: not closed, or cut short)"
+
+
+def bag_damage(bag_dir: Path) -> str | None:
+    """Why the MCAP bag in ``bag_dir`` cannot be read as it is (None: it can, or it is no MCAP bag)."""
+    bag_dir = Path(bag_dir)
+    files = sorted(bag_dir.glob("*.mcap")) if bag_dir.is_dir() else []
+    if not files:
+        return None
+    if not (bag_dir / "metadata.yaml").exists():
+        return "no metadata.yaml (its writer did not close it)"
+    for f in files:
+        why = mcap_damage(f)
+        if why:
+            return f"{f.name}: {why}"
+    return None
+
+
 def needs_recovery(bag_dir: Path) -> bool:
+    return bag_damage(bag_dir) is not None
+
+
+RECOVERED_KEY = "rths.recovered"
+
+
+def recovery_note(bag_dir: Path) -> str:
+    """What :func:`recover` wrote into a recovered bag's metadata ("" for a bag that was never recovered)."""
+    import yaml
+    try:
+        meta = yaml.safe_load((Path(bag_dir) / "metadata.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return ""
+    info = meta.get("rosbag2_bagfile_information") or {}
+    return str((info.get("custom_data") or {}).get(RECOVERED_KEY, ""))
+
+
+def _set_aside(path: Path) -> Path:
+    """Rename ``path`` to ``<name>.partial`` (``.partial.1``, ... if taken) and return the new path."""
+    target = path.with_name(path.name + ".partial")
+    i = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.partial.{i}")
+        i += 1
+    path.rename(target)
+    return target
+
+
+def recover(bag_dir: Path, scenario_text: str | None = None) -> dict:
+    """Make a readable bag of a damaged bag directory (:func:`bag_damage`: its writer was killed, or the file was
+    cut short, emptied or overwritten later), metadata.yaml present or not.
+
+    The messages of every complete chunk are written to a new bag in the same place; the damaged file is kept as
+    ``<name>.mcap.partial`` (and a metadata.yaml it had as ``metadata.yaml.partial``).  ``scenario_text``: the
+    run's scenario (OUT/scenario.yaml) for a bag whose own /rths/scenario message was lost; it is written as that
+    message and the recovery note says so.  Returns {"messages", "chunks", "topics", "damage", "bytes", "note"}."""
     bag_dir = Path(bag_dir)
-    return bag_dir.is_dir() and not (bag_dir / "metadata.yaml").exists() and any(bag_dir.glob("*.mcap"))
-
-
-def recover(bag_dir: Path) -> dict:
-    """Make a readable bag of a bag directory whose writer was killed (MCAP without metadata.yaml).
-
-    The messages of every complete chunk are written to a new bag in the same place; the cut-off file
-    is kept as ``<name>.mcap.partial``.  Returns {"messages": n, "chunks": n, "topics": [...]}."""
-    bag_dir = Path(bag_dir)
-    if not needs_recovery(bag_dir):
-        raise ValueError(f"{bag_dir}: nothing to recover (metadata.yaml present or no MCAP file)")
-    (mcap,) = sorted(bag_dir.glob("*.mcap"))[:1]
+    damage = bag_damage(bag_dir)
+    if damage is None:
+        raise ValueError(f"{bag_dir}: nothing to recover (a readable bag, or no MCAP file)")
+    mcap = sorted(bag_dir.glob("*.mcap"))[0]
+    size = mcap.stat().st_size
     channels, messages, n_chunks = scan_mcap(mcap)
     tmp = bag_dir.with_name(bag_dir.name + ".recovering")
     if tmp.exists():
@@ -199,14 +281,25 @@ def recover(bag_dir: Path) -> dict:
     text = None
     for cid, t_ns, data in messages:
         topic, msgtype = channels[cid]
-        w.write_raw(topic, t_ns, data)
         if topic == SCENARIO_TOPIC and text is None:
-            text = typestore().deserialize_cdr(data, msgtype).data
+            try:
+                text = typestore().deserialize_cdr(data, msgtype).data
+            except Exception:                            # a scenario message that does not decode is not kept
+                continue
+        w.write_raw(topic, t_ns, data)
+    from_file = text is None and scenario_text is not None
+    if from_file:
+        text = scenario_text
+        w.write_msg(SCENARIO_TOPIC, "std_msgs/msg/String", messages[0][1] - 1 if messages else 0, string_msg(text))
     if text is not None:
         w.set_custom_data(SCENARIO_KEY, text)
-    w.set_custom_data("rths.recovered", f"{len(messages)} messages from {n_chunks} complete chunks")
+    note = (f"{len(messages)} messages from {n_chunks} complete chunks of a damaged bag ({damage}; "
+            f"{size} bytes)" + ("; the scenario from the run's scenario.yaml" if from_file else ""))
+    w.set_custom_data(RECOVERED_KEY, note)
     w.close()
-    mcap.rename(mcap.with_name(mcap.name + ".partial"))
+    _set_aside(mcap)
+    if (bag_dir / "metadata.yaml").exists():
+        _set_aside(bag_dir / "metadata.yaml")
     for f in tmp.iterdir():
         target = bag_dir / (f.name.replace(tmp.name, bag_dir.name) if f.suffix == ".mcap" else f.name)
         f.rename(target)
@@ -214,4 +307,5 @@ def recover(bag_dir: Path) -> dict:
     # metadata.yaml names the MCAP file of the temporary directory: point it at the moved file
     meta = bag_dir / "metadata.yaml"
     meta.write_text(meta.read_text().replace(tmp.name, bag_dir.name))
-    return {"messages": len(messages), "chunks": n_chunks, "topics": sorted(t for t, _ in channels.values())}
+    return {"messages": len(messages), "chunks": n_chunks, "topics": sorted(t for t, _ in channels.values()),
+            "damage": damage, "bytes": size, "note": note}

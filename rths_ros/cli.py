@@ -55,6 +55,7 @@ import time
 from pathlib import Path
 
 from rths_ros import verbs
+from rths_ros.analysis.analyze_command import EXIT_PARTIAL, cmd_analyze
 from rths_ros.app import scenario as scn
 from rths_ros.params import ParameterError
 
@@ -71,6 +72,7 @@ def _default_out(name: str) -> Path:
 
 
 def cmd_run(a) -> int:
+    from rths_ros.analysis.analyze_command import analyze as _analyze
     from rths_ros.runner import RunError, run_scenario
     s = scn.load(a.scenario, a.set + (["live.enabled=true"] if a.live else []), a.mode, a.plant)
     if a.set:   # the report's description must say what this run changed
@@ -142,83 +144,6 @@ def _prepare_analysis() -> None:
                        "rths_ros.analysis.report"):
             importlib.import_module(module)
     threading.Thread(target=work, name="prepare-analysis", daemon=True).start()
-
-
-#: ``rths analyze`` of a run that did not complete (aborted, interrupted, incomplete) without --partial
-EXIT_PARTIAL = 3
-
-
-def _analyze(bag: Path, out: Path, partial: bool = False) -> int:
-    """Metrics, report and plots of the run in ``bag``.  0 for a completed run; a run that did not complete is
-    analysed over its recorded steps (the status is in metrics.json and the report) and gives EXIT_PARTIAL unless
-    ``partial``; a bag without loop data is an error and writes no metrics."""
-    from rths_ros.analysis.run_analysis import analyze_bag
-    try:
-        summary = analyze_bag(bag, out)
-    except Exception as exc:  # analysis must not hide that the run itself worked
-        print(f"rths analyze: error: {exc}", file=sys.stderr)
-        return 1
-    for line in summary.get("lines", []):
-        print(line)
-    status = (summary.get("metrics") or {}).get("status", "completed")
-    if status != "completed" and not partial:
-        print(f"rths analyze: the run is {status}: the metrics cover the recorded steps only; pass --partial to "
-              "accept partial results (exit 0)", file=sys.stderr)
-        return EXIT_PARTIAL
-    return 0
-
-
-def cmd_analyze_gait(a) -> int:
-    from rths_ros.families.gait.analysis import analyze_gait_bag, analyze_gait_runs
-    bags = []
-    for tgt in a.target:
-        t = Path(tgt)
-        bag = t / "bag" if (t / "bag").is_dir() else t
-        if not bag.exists():
-            print(f"rths analyze: error: {t} is neither a run directory nor a bag", file=sys.stderr)
-            return 2
-        bags.append(bag)
-    try:
-        if len(bags) == 1:
-            bag = bags[0]
-            out = Path(a.out) if a.out else (bag.parent if bag.name == "bag" else bag.parent / f"{bag.name}-analysis")
-            res = analyze_gait_bag(bag, out)
-        else:
-            out = Path(a.out) if a.out else _default_out("gait-reproducibility")
-            res = analyze_gait_runs(bags, out)
-    except ValueError as exc:
-        print(f"rths analyze: error: {exc}", file=sys.stderr)
-        return 2
-    for line in res["lines"]:
-        print(line)
-    statuses = [m.get("status") for m in ([res.get("metrics")] if len(bags) == 1 else res.get("runs", []))
-                if isinstance(m, dict)]
-    partial = [st for st in statuses if st not in (None, "completed")]
-    if partial and not a.partial:
-        print(f"rths analyze: {len(partial)} run(s) did not complete ({', '.join(partial)}): the metrics cover the "
-              "recorded steps only; pass --partial to accept partial results (exit 0)", file=sys.stderr)
-        return EXIT_PARTIAL
-    return 0
-
-
-def cmd_analyze(a) -> int:
-    if a.gait:
-        return cmd_analyze_gait(a)
-    if len(a.target) != 1:
-        print("rths analyze: error: several run directories need --gait (reproducibility overlay)", file=sys.stderr)
-        return 2
-    target = Path(a.target[0])
-    bag = target / "bag" if (target / "bag").is_dir() else target
-    if not bag.exists():
-        print(f"rths analyze: error: {target} is neither a run directory nor a bag", file=sys.stderr)
-        return 2
-    out = Path(a.out) if a.out else (bag.parent if bag.name == "bag" else bag.parent / f"{bag.name}-analysis")
-    from rths_ros.bag import needs_recovery, recover
-    if needs_recovery(bag):
-        info = recover(bag)
-        print(f"rths analyze: {bag} was not closed by its writer; recovered {info['messages']} messages from "
-              f"{info['chunks']} complete chunks (the cut-off file is kept as *.mcap.partial)")
-    return _analyze(bag, out, a.partial)
 
 
 def cmd_vrths(a) -> int:

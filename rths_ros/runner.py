@@ -274,9 +274,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     notes = []
     if needs_recovery(out / "bag"):     # the recorder did not close its bag (killed): keep what was flushed
         try:
-            info = recover(out / "bag")
+            info = recover(out / "bag", scn.dump(scenario))
             notes.append(f"bag recovered: {info['messages']} messages from {info['chunks']} complete chunks "
-                         "(the recorder did not close it)")
+                         f"({info['damage']})")
         except Exception as exc:
             notes.append(f"bag could not be recovered: {exc}")
     conclude_run(result, out, interrupted["sig"], logs, scenario.loop.trials)

@@ -42,7 +42,7 @@ def rths_cli():
 # graph nor slow nor serial on every core.
 GRAPH_MODULES = {
     "analysis/test_compare_twin.py", "analysis/test_face_graph_backend.py", "analysis/test_face_rig.py",
-    "analysis/test_face_workers_after_ros.py",
+    "analysis/test_damaged_bags.py", "analysis/test_face_workers_after_ros.py",
     "analysis/test_qualify_ros2_control.py", "analysis/test_run_status.py", "runtime/test_forked.py",
     "runtime/test_teardown_watchdog.py", "test_colcon_build.py",
 }
