@@ -8,8 +8,12 @@ stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
   the gids of the topic's producers in :data:`rths_ros.runtime.topics.TOPICS` that the scenario runs, found by
   node name and namespace in the ROS graph (``get_publishers_info_by_topic``): a node announces READY only once
   every such producer is there (so the table is complete when the handshake ends), looks again at START and
-  once more for each gid not seen before.  From START on the table is closed for a producer that already has a
-  publisher: a second publisher under the same node name is foreign.
+  once more for each gid not seen before.  A producer has exactly one publisher per topic: two publishers that
+  claim the same producer's node name and namespace before START (an impostor started before the run, or a second
+  rig's node of the same name in the same namespace) cannot be told apart, so the node refuses to announce READY
+  and aborts the run before it starts, naming both gids (:meth:`PublisherCheck.duplicates`).  From START on the
+  table is closed for a producer that already has a publisher: a second publisher under the same node name is
+  foreign.
   A foreign sample is dropped before anything reads it, counted (``foreign_messages`` in the node's timing
   summary, per topic under ``guard``) and reported once per publisher as an event on /rths/events
   (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.  On the local bus of a composed
@@ -246,6 +250,7 @@ class PublisherCheck:
         self.counts: dict[str, list[int]] = {}
         self.publishers: list[dict] = []
         self._graph: dict[bytes, str] = {}     # gid -> node of every publisher seen in the graph (for the reports)
+        self.claims: dict[tuple[str, str], set[bytes]] = {}   # (topic, producer) -> gids under its name before START
         self.pending: dict[bytes, tuple[float, float]] = {}   # unknown gid -> (first seen, last looked up)
 
     def wrap(self, topic: str, callback: Callable) -> Callable:
@@ -317,19 +322,31 @@ class PublisherCheck:
             graph[gid] = f"{ns.rstrip('/')}/{name}"
             if name not in names or ns != self.namespace:
                 continue
+            if not self.frozen:
+                self.claims.setdefault((topic, name), set()).add(gid)
             known = owners.setdefault(name, set())
             if gid in known or (known and self.frozen):
                 continue        # after START a producer that has its publisher gets no second one
             known.add(gid)
             allowed.add(gid)
+        for (t, _name), gids in self.claims.items():
+            if t == topic and len(gids) > 1:
+                allowed.difference_update(gids)      # ambiguous before START: neither is taken
         self._graph = graph
 
     def ready(self) -> bool:
         """Look the producers up; True when every producer the run has of every topic checked here has its
-        publisher in the table (a node announces READY only then, so the table is complete at START)."""
+        publisher in the table, and no producer has two (a node announces READY only then, so the table is
+        complete and unambiguous at START)."""
         self.snapshot()
-        return all(name in self.owners.get(topic, {}) for topic in self.allowed
-                   for name in self.expected.get(topic, ()))
+        return not self.duplicates() and all(name in self.owners.get(topic, {}) for topic in self.allowed
+                                             for name in self.expected.get(topic, ()))
+
+    def duplicates(self) -> list[tuple[str, str, list[str]]]:
+        """[(topic, producer, [gid hex, ...])] of every producer with more than one publisher of a topic before
+        START: the run cannot tell its own publisher from an impostor's."""
+        return [(topic, name, sorted(g.hex() for g in gids)) for (topic, name), gids in sorted(self.claims.items())
+                if len(gids) > 1]
 
     def snapshot(self, freeze: bool = False) -> None:
         for topic in self.allowed:
@@ -353,6 +370,7 @@ class LoopGuard:
         s = node.scenario
         self.node = node
         self.reports = 0
+        self.refused = False
         self.pending_reports: list[tuple[int, str]] = []
         run = set(s.run_nodes)
         expected = {t.name: tuple(p for p in t.producers if p in run) for t in TOPICS if t.producers}
@@ -393,14 +411,36 @@ class LoopGuard:
 
     def snapshot(self, freeze: bool = False) -> None:
         self.publishers.snapshot(freeze)
+        self._refuse_duplicates()
         if freeze:          # START: the supervisor hears this node now (its READY arrived); send what waited
             pending, self.pending_reports = self.pending_reports, []
             for step, reason in pending:
                 self.node.emit(GUARD_EVENT, step, reason)
 
     def ready(self) -> bool:
-        """Every producer of every topic this node reads over DDS is in the publisher table (module doc)."""
-        return self.publishers.ready()
+        """Every producer of every topic this node reads over DDS is in the publisher table, with exactly one
+        publisher (module doc)."""
+        ok = self.publishers.ready()
+        self._refuse_duplicates()
+        return ok
+
+    def _refuse_duplicates(self) -> None:
+        """Two publishers under one producer's name before START: abort the run before it starts, naming both
+        (once; the ABORT reaches the supervisor, which then never sends START)."""
+        dups = self.publishers.duplicates()
+        node = self.node
+        if not dups or self.refused:
+            return
+        self.refused = True
+        what = "; ".join(f"{len(gids)} publishers of {topic} claim to be the run's {name} "
+                         f"({', '.join('gid ' + g for g in gids)})" for topic, name, gids in dups)
+        reason = (f"{node.role}: {what}: another node with that name in namespace "
+                  f"{node.get_namespace()!r} of this ROS domain (an impostor, or a second rig without its own "
+                  "namespace); the run cannot tell its own publisher, so it "
+                  + ("is aborted at START" if node.started else "does not start"))
+        node.get_logger().error(reason)
+        node.abort_reason = node.abort_reason or reason
+        node.emit(TestEvent.ABORT, self._step(), reason)
 
     def _lookup(self, topic: str) -> list[tuple[str, str, bytes]]:
         return [(i.node_name, i.node_namespace, bytes(i.endpoint_gid))

@@ -231,6 +231,32 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
 
 
+@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed"])
+def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start_naming_both(tmp_path, composed):
+    """A node named stewart_platform, in the run's namespace, started before the run and publishing leg commands:
+    two publishers claim to be the run's stewart_platform, and the readers of /rths/leg_command (the plant, the
+    recorder; composed: the recorder, the one reader over DDS) cannot tell which is the run's.  The run never
+    starts: no START, nothing commanded, aborted with a first fault that names both gids."""
+    s = scn.load("contact_1d", ["loop.duration_s=1.0"])
+    lease = DomainLease()
+    impostor = Intruder(lease.domain_id, s, name="stewart_platform", topics=["/rths/leg_command"])
+    try:
+        r = run_scenario(s, tmp_path / "run", composed=composed, progress=False, lease=lease)
+    finally:
+        impostor.close()
+    out = tmp_path / "run"
+    assert r.code != 0, r.message
+    rec = json.loads((out / "events.json").read_text())
+    assert rec["status"] == "aborted", rec["status"]
+    assert not any(e["type"] == "START" for e in rec["events"]), [e["type"] for e in rec["events"]]
+    reason = rec["first_fault"]["reason"]
+    assert "2 publishers of /rths/leg_command claim to be the run's stewart_platform" in reason, reason
+    assert reason.count("gid ") == 2 and "does not start" in reason, reason
+    assert rec["first_fault"]["node"] in ({"recorder"} if composed else {"sim_plant", "recorder"})
+    plant = _timing(out, "composed" if composed and (out / "timing" / "composed.json").exists() else "sim_plant")
+    assert plant.get("steps", 0) == 0, plant
+
+
 def test_a_node_that_takes_a_producers_name_after_start_is_foreign_and_a_foreign_estop_still_aborts(tmp_path):
     """A node named ft_sensor appears on the domain after START and publishes /rths/interface_force (NaN): the run's
     ft_sensor owns the name already, so the numerical part and the recorder reject and report it, and the loop runs

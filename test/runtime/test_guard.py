@@ -296,6 +296,28 @@ def test_a_producer_discovered_late_is_taken_but_no_second_one_after_start():
     assert taken == ["own", "own-2"] and timing.foreign_messages == 2
 
 
+def test_two_publishers_under_the_producers_name_before_start_are_not_ready_and_named():
+    """An impostor named like the run's producer, in the same namespace, started before the run: the run cannot
+    tell which publisher is its own, so the check is never ready and names both gids; the same name in another
+    namespace is another node and changes nothing."""
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1)), ("stewart_platform", "/rig_b", _gid(3))]
+    check, *_ = _check(g)
+    assert check.ready() and check.duplicates() == []
+    g.publishers["/rths/leg_command"].append(("stewart_platform", "/", _gid(2)))
+    assert not check.ready()
+    assert check.duplicates() == [("/rths/leg_command", "stewart_platform", sorted([_gid(1).hex(), _gid(2).hex()]))]
+    assert check.allowed["/rths/leg_command"] == set()         # neither publisher's samples are taken
+    # after START a second one is no longer ambiguous: the first is the producer, a newcomer is foreign
+    g2 = Graph()
+    g2.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
+    check2, cb, timing, reports, taken = _check(g2)
+    check2.snapshot(freeze=True)
+    g2.publishers["/rths/leg_command"].append(("stewart_platform", "/", _gid(2)))
+    cb("impostor", _info(_gid(2)))
+    assert check2.duplicates() == [] and taken == [] and reports[0][1] == "/stewart_platform"
+
+
 def test_a_message_without_a_publisher_gid_is_foreign():
     g = Graph()
     g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
