@@ -11,6 +11,13 @@ gives a launched run the runner's end-of-run rules:
   exits 1 with a message naming the node (and the abort reason from events.json);
 * a node still running long after the supervisor ended the run, or a run past its time limit, is
   stopped and named the same way.
+
+Several rigs in one launch (a user's launch file that includes rths.launch.py under PushRosNamespace('rig_a')
+and PushRosNamespace('rig_b'), each with its own ``out:=``): every node uses the run's names relative to its
+namespace (rths_ros.runtime.node), and each included run has its own RunWatch, which follows only its own
+processes (those started with its run directory) and prints its own lines, tagged with the namespace.  A rig
+that fails prints its failure as its last line and does not stop the others; the launch exits 1 once every rig
+has ended (the runs of a launch are listed in its context, :func:`runs_of`).
 """
 from __future__ import annotations
 
@@ -64,6 +71,17 @@ PROGRESS_PERIOD_S = 5.0
 
 class RunFailed(RuntimeError):
     """Raised at the end of a failed run: launch logs the message and exits with code 1."""
+
+
+def runs_of(context) -> list:
+    """The runs of this launch (one RunWatch per included rths.launch.py), kept in the launch context: a failed
+    run raises RunFailed only once every run has ended, so one rig's failure never stops another's run or its
+    analysis."""
+    runs = context.get_locals_as_dict().get("rths_runs")
+    if runs is None:
+        runs = []
+        context.extend_globals({"rths_runs": runs})
+    return runs
 
 
 def declare_arguments(names: tuple[str, ...] | None = None) -> list[DeclareLaunchArgument]:
@@ -121,7 +139,8 @@ def run_actions(context, plant_launch_file: str) -> list:
                 PythonLaunchDescriptionSource(plant_launch_file),
                 launch_arguments={"scenario": str(scenario_path), "plant": s.plant, "mode": s.loop.mode,
                                   "out": str(out), "overrides": ""}.items()))
-    watch = RunWatch(s, out, [sp.name for sp in specs], record)
+    ns = context.launch_configurations.get("ros_namespace", "") or ""
+    watch = RunWatch(s, out, [sp.name for sp in specs], record, ns, runs_of(context))
     return actions + watch.actions()
 
 
@@ -144,8 +163,14 @@ def plant_actions(context) -> list:
 class RunWatch:
     """End-of-run rules of a launched run (see the module docstring)."""
 
-    def __init__(self, scenario: scn.Scenario, out: Path, processes: list[str], record: bool):
+    def __init__(self, scenario: scn.Scenario, out: Path, processes: list[str], record: bool, namespace: str = "",
+                 runs: list | None = None):
         self.s, self.out, self.record = scenario, out, record
+        #: the prefix of this run's lines ("rths", or "rths /rig_a" for a run under a namespace)
+        self.tag = f"rths {namespace}" if namespace.strip("/") else "rths"
+        self.error: str | None = None
+        self.runs = [] if runs is None else runs      # every run of the launch, this one included
+        self.runs.append(self)
         self.expected = list(processes)
         self.actions_of: dict[str, object] = {}
         self.exit_codes: dict[str, int] = {}
@@ -168,6 +193,11 @@ class RunWatch:
     def _name(event) -> str:
         return Path(event.cmd[0]).name if event.cmd else event.action.name
 
+    def _mine(self, event) -> bool:
+        """A process of this run: started with this run's directory (``--out OUT``; every node process is)."""
+        cmd = [str(c) for c in (event.cmd or [])]
+        return any(a == "--out" and b == str(self.out) for a, b in zip(cmd, cmd[1:]))
+
     def _running(self) -> list[str]:
         return [n for n in self.expected if n in self.actions_of and n not in self.exit_codes]
 
@@ -184,12 +214,12 @@ class RunWatch:
     # -- events -----------------------------------------------------------------------------
     def _on_start(self, event, context):
         name = self._name(event)
-        if name in self.expected:
+        if name in self.expected and self._mine(event):
             self.actions_of[name] = event.action
 
     def _on_exit(self, event, context):
         name = self._name(event)
-        if name not in self.expected or name in self.exit_codes:
+        if name not in self.expected or name in self.exit_codes or not self._mine(event):
             return None
         self.exit_codes[name] = event.returncode
         if len(self.exit_codes) == len(self.expected):
@@ -199,7 +229,7 @@ class RunWatch:
             # a node aborted (exit 3) or died: give the others time to see it, ramp the platform to its safe
             # pose and close the bag by themselves; then stop whatever is left
             self.draining = True
-            out.append(LogInfo(msg=f"rths: {name} exited with code {event.returncode}; waiting up to "
+            out.append(LogInfo(msg=f"{self.tag}: {name} exited with code {event.returncode}; waiting up to "
                                    f"{self.drain_s:.0f} s for the other nodes to end"))
             out.append(self._timer(self.drain_s, self._drain_over))
         elif name == self.sup and event.returncode == 0 and not self.draining:
@@ -210,7 +240,7 @@ class RunWatch:
         running = self._running()
         if not running:
             return None
-        return [LogInfo(msg=f"rths: stopping {', '.join(running)} (still running after the drain time)"),
+        return [LogInfo(msg=f"{self.tag}: stopping {', '.join(running)} (still running after the drain time)"),
                 *self._signal_running(signal.SIGTERM), self._timer(5.0, self._kill)]
 
     def _kill(self, context):
@@ -241,10 +271,10 @@ class RunWatch:
         total = self.s.steps * self.s.loop.trials
         line = None
         if data and data.get("state") == "starting":
-            line = f"rths: waiting for nodes: {len(data['ready'])}/{len(data['expected'])} ready"
+            line = f"{self.tag}: waiting for nodes: {len(data['ready'])}/{len(data['expected'])} ready"
         elif data:
             steps = min(max(data.get("nodes", {}).values(), default=0), total)
-            line = (f"rths: step {steps}/{total} ({100.0 * steps / max(total, 1):5.1f} %), "
+            line = (f"{self.tag}: step {steps}/{total} ({100.0 * steps / max(total, 1):5.1f} %), "
                     f"{time.monotonic() - self.t0:.0f} s")
         nxt = self._timer(PROGRESS_PERIOD_S, self._progress)
         return ([LogInfo(msg=line)] if line else []) + [nxt]
@@ -296,18 +326,30 @@ class RunWatch:
 
     def _conclude(self, context, analysis_code: int | None):
         self.concluded = True
+        self.error = self._outcome(context, analysis_code)
+        pending = [w for w in self.runs if not w.concluded]
+        if pending:             # other rigs of this launch still run: this one's last line now, the exit code later
+            if self.error:
+                print(f"[ERROR] [{self.tag}]: {self.error}", flush=True)
+            return
+        errors = [w.error for w in self.runs if w.error]
+        if errors:
+            raise RunFailed("; ".join(errors))
+
+    def _outcome(self, context, analysis_code: int | None) -> str | None:
+        """This run's failure message (None: it ended well, and its last line is printed here)."""
         msg = self._failure_message(context)
         if msg:
-            raise RunFailed(f"rths: FAILED: {msg} (run directory {self.out})")
+            return f"{self.tag}: FAILED: {msg} (run directory {self.out})"
         if analysis_code == 3:
-            raise RunFailed(f"rths: the run ended but its record is incomplete (see {self.out / 'report.md'}); "
-                            f"run directory {self.out}")
+            return (f"{self.tag}: the run ended but its record is incomplete (see {self.out / 'report.md'}); "
+                    f"run directory {self.out}")
         if analysis_code not in (None, 0):
-            raise RunFailed(f"rths: the run ended but its analysis failed (exit {analysis_code}); "
-                            f"run directory {self.out}")
+            return f"{self.tag}: the run ended but its analysis failed (exit {analysis_code}); run directory {self.out}"
         wall = time.monotonic() - self.t0
         what = "metrics.json, report.md and plots written" if analysis_code == 0 else "nothing recorded"
-        print(f"[INFO] [rths]: run finished in {wall:.1f} s; {what} in {self.out}", flush=True)
+        print(f"[INFO] [{self.tag}]: run finished in {wall:.1f} s; {what} in {self.out}", flush=True)
+        return None
 
 
 __all__ = ["declare_arguments", "run_actions", "plant_actions", "RunWatch", "RunFailed", "node_action"]
