@@ -276,6 +276,11 @@ def cmd_bench(a) -> int:
             print(f"rths bench launch: FAILED for {', '.join(failed)} (logs in {out})", file=sys.stderr)
             return 1
         return 0
+    if a.what == "flood":
+        data["flood"] = bench.bench_flood(a.scenario, out, a.runs, a.duration if a.duration != 10.0 else 4.0,
+                                          overrides=a.set)
+        md += ["", bench.markdown_flood(data["flood"])]
+        print(bench.markdown_flood(data["flood"]))
     if a.what == "safety":
         data["safety"] = bench.bench_safety(a.scenario, out)
         md += ["", bench.markdown_safety(data["safety"])]
@@ -409,12 +414,13 @@ def build_parser() -> argparse.ArgumentParser:
     co.set_defaults(func=cmd_compare)
     b = sub.add_parser("bench", help="measure what users wait for (default: the summary of every target), the "
                        "loop and the per-step cost of the core objects")
-    b.add_argument("what", nargs="?", default="summary", choices=("summary", "core", "loop", "all", "safety", "launch", "fe"),
+    b.add_argument("what", nargs="?", default="summary", choices=("summary", "core", "loop", "all", "safety", "flood", "launch", "fe"),
                    help="summary (default): every target in one run; or one of the detailed benches")
     b.add_argument("scenario", nargs="?", default="contact_1d",
                    help="scenario name (default contact_1d); with `launch`, `all` runs every scenario")
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run")
+    b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run (flood: default 4)")
+    b.add_argument("--runs", type=int, default=3, help="flood: runs of each case")
     b.add_argument("--configs", default="lockstep-processes,lockstep-composed,realtime-processes,realtime-composed",
                    help="comma-separated loop configurations")
     b.add_argument("--no-numba-compare", action="store_true", help="skip the run with numba's JIT disabled")

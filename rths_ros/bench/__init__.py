@@ -26,10 +26,10 @@ from rths_ros.bench.core import (
 )
 from rths_ros.bench.launch import bench_launch, markdown_launch, ros2_command
 from rths_ros.bench.loop import LOOP_CONFIGS, bench_loop, markdown_loop
-from rths_ros.bench.safety import bench_safety, markdown_safety
+from rths_ros.bench.safety import bench_flood, bench_safety, markdown_flood, markdown_safety
 from rths_ros.bench.summary import SummaryOptions, cmd_summary, run_summary
 
 __all__ = ["LOOP_CONFIGS", "SummaryOptions", "_time_calls", "_time_replay", "bench_core",
-           "bench_core_without_numba", "bench_launch", "bench_loop", "bench_safety", "cmd_summary", "machine_facts",
+           "bench_core_without_numba", "bench_launch", "bench_loop", "bench_safety", "bench_flood", "markdown_flood", "cmd_summary", "machine_facts",
            "markdown_core", "markdown_core_compare", "markdown_launch", "markdown_loop", "markdown_safety",
            "ros2_command", "run_summary", "write"]

@@ -74,3 +74,83 @@ def markdown_safety(rows: list[dict]) -> str:
         lines.append(f"| {r['case']} | {r['mode']} | {wd} | {sp.get('abort_step', '–')} | {ramp} | "
                      f"{sp.get('hold_steps', '–')} | {end} |")
     return "\n".join(lines)
+
+
+def _flood_run(name: str, overrides: list[str], out: Path, composed: bool, flood_hz: float) -> dict:
+    """One realtime run, with a foreign node flooding every loop topic at ``flood_hz`` (0: none) from its own
+    process; returns the status and the loop statistics of its analysis."""
+    import subprocess
+    import sys
+
+    from rths_ros.analysis.run_analysis import analyze_bag
+    from rths_ros.runner import DomainLease, run_scenario
+    s = scn.load(name, overrides, "realtime")
+    lease = DomainLease()
+    intruder = None
+    if flood_hz > 0:
+        intruder = subprocess.Popen([sys.executable, "-m", "rths_ros.bench.intruder", "--domain",
+                                     str(lease.domain_id), "--rate", str(flood_hz), "--seconds", "600"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        time.sleep(2.0)         # it is on the domain (and discovered) before the run's nodes start
+    try:
+        r = run_scenario(s, out, composed=composed, progress=False, lease=lease)
+    finally:
+        sent = ""
+        if intruder is not None:
+            intruder.terminate()
+            try:
+                sent = (intruder.communicate(timeout=10)[0] or "").strip().splitlines()[-1:]
+            except Exception:
+                intruder.kill()
+            sent = sent[0] if sent else ""
+        lease.close()
+    row = {"composed": composed, "flood_hz": flood_hz, "exit_code": r.code, "intruder": sent}
+    try:
+        m = analyze_bag(out / "bag", out)["metrics"]
+        loop = m.get("loop", {})
+        row.update(status=m.get("status"), deadline_miss_ratio=loop.get("deadline_miss_ratio"),
+                   deadline_miss_node=loop.get("deadline_miss_node"), p99_s=loop.get("step_latency_p99_s"),
+                   step_gaps=m.get("step_gaps_total"))
+    except Exception as exc:
+        row.update(status=f"no analysis: {exc}"[:120])
+    foreign = 0
+    for f in sorted((out / "timing").glob("*.json")):
+        foreign += int(json.loads(f.read_text()).get("foreign_messages", 0))
+    row["foreign_dropped"] = foreign
+    return row
+
+
+def bench_flood(name: str, out_dir: Path, runs: int = 3, duration_s: float = 4.0, flood_hz: float = 1000.0,
+                overrides: list[str] | None = None) -> list[dict]:
+    """Deadline misses of realtime runs with and without a foreign node flooding every loop topic, separate
+    processes and composed, ``runs`` runs each (alternating, so a slow minute of the machine hits both)."""
+    rows = []
+    ov = [f"loop.duration_s={duration_s:g}", *(overrides or [])]
+    cases = [(c, f) for c in (False, True) for f in (0.0, flood_hz)]
+    total = runs * len(cases)
+    i = 0
+    for j in range(runs):
+        for composed, hz in cases:
+            i += 1
+            print(f"  [{i}/{total}] {'composed' if composed else 'processes'}, "
+                  f"{'flood ' + format(hz, 'g') + ' Hz' if hz else 'clean'}", flush=True)
+            row = _flood_run(name, ov, out_dir / f"flood_{i}", composed, hz)
+            row["run"] = j + 1
+            print(f"      {row.get('status')}, deadline misses {row.get('deadline_miss_ratio')}, "
+                  f"foreign dropped {row['foreign_dropped']}", flush=True)
+            rows.append(row)
+    return rows
+
+
+def markdown_flood(rows: list[dict]) -> str:
+    out = ["| layout | foreign flood | run | status | deadline-miss ratio (worst node) | step p99 | foreign samples "
+           "dropped |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = r.get("deadline_miss_ratio")
+        p99 = r.get("p99_s")
+        out.append(f"| {'composed' if r['composed'] else 'processes'} | "
+                   f"{format(r['flood_hz'], 'g') + ' Hz' if r['flood_hz'] else 'none'} | {r['run']} | "
+                   f"{r.get('status')} | {'-' if ratio is None else f'{100 * ratio:.2f} %'}"
+                   f"{' (' + r['deadline_miss_node'] + ')' if r.get('deadline_miss_node') else ''} | "
+                   f"{'-' if p99 is None else f'{1e3 * p99:.2f} ms'} | {r['foreign_dropped']} |")
+    return "\n".join(out)

@@ -211,7 +211,8 @@ class RthsNode(Node):
             kw["event_callbacks"] = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
         else:
             callback = self._monitored(callback)
-        sub = self.guard.subscription(msg_type, topic, self.guard.validated(topic, callback), self.cq.profile, **kw)
+        sub = self.guard.subscription(msg_type, topic, self.guard.validated(topic, callback), self.cq.reader_profile,
+                                      **kw)
         if expect_producer:
             self._expect_sub.append((sub, topic))
         return sub

@@ -18,9 +18,14 @@ _DUR = {"volatile": DurabilityPolicy.VOLATILE, "transient_local": DurabilityPoli
 
 @dataclass(frozen=True)
 class ControlQos:
-    profile: QoSProfile
+    profile: QoSProfile          # the publishers' (and, without reader_depth, the readers') profile
     ack_every_steps: int
     deadline_s: float
+    reader: QoSProfile | None = None    # the readers' profile: the same with history depth reader_depth
+
+    @property
+    def reader_profile(self) -> QoSProfile:
+        return self.reader or self.profile
 
 
 @lru_cache(maxsize=4)
@@ -59,7 +64,16 @@ def control_qos(profile_name: str, dt_s: float) -> ControlQos:
     deadline_s = periods * dt_s
     if deadline_s > 0:
         prof.deadline = Duration(nanoseconds=int(round(deadline_s * 1e9)))
-    return ControlQos(prof, int(sec.get("ack_every_steps", 0)), deadline_s)
+    reader = None
+    if "reader_depth" in sec:
+        depth = int(sec["reader_depth"])
+        if depth < 1:
+            raise ParameterError(f"qos.profiles.{profile_name}.control.reader_depth: {depth} is out of range; "
+                                 "expected an integer >= 1")
+        reader = _profile(dict(sec, history_depth=depth), f"qos.profiles.{profile_name}.control")
+        if deadline_s > 0:
+            reader.deadline = prof.deadline
+    return ControlQos(prof, int(sec.get("ack_every_steps", 0)), deadline_s, reader)
 
 
 def record_qos(profile_name: str) -> QoSProfile:

@@ -1,0 +1,84 @@
+"""A foreign node for the flood benchmark (``rths bench flood``): on the given ROS domain, under the name
+``intruder``, it publishes a message with NaN values on every loop topic at a fixed rate until its time is up.
+The run's publisher check must drop every sample (a NaN taken by a node would abort the run).
+
+    python -m rths_ros.bench.intruder --domain 42 --rate 1000 --seconds 20
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--domain", type=int, required=True)
+    ap.add_argument("--rate", type=float, default=1000.0, help="messages per second on each loop topic")
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--mode", default="realtime", help="the run's loop mode (its control QoS)")
+    a = ap.parse_args(argv)
+    os.environ["ROS_DOMAIN_ID"] = str(a.domain)
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    import rclpy
+
+    from rths_ros.msg import (
+        AdaptiveFilter,
+        InterfaceCommand,
+        InterfaceForce,
+        InterfaceState,
+        LegCommand,
+        LegState,
+        PassivityState,
+        RawWrench,
+    )
+    from rths_ros.runtime.qos import control_qos
+    nan = float("nan")
+    types = {"/rths/leg_command": LegCommand, "/rths/leg_state": LegState, "/rths/raw_wrench": RawWrench,
+             "/rths/interface_force": InterfaceForce, "/rths/interface_command": InterfaceCommand,
+             "/rths/interface_state": InterfaceState, "/rths/passivity": PassivityState,
+             "/rths/aff_coefficients": AdaptiveFilter}
+    rclpy.init()
+    node = rclpy.create_node("intruder")
+    qos = control_qos(a.mode, 1e-3).profile
+    pubs, msgs = [], []
+    for topic, cls in types.items():
+        m = cls()
+        m.header.frame_id = "intruder"
+        for name in ("length", "position", "velocity", "force", "measured"):
+            if hasattr(m, name):
+                setattr(m, name, [nan] * (6 if name == "length" else 1))
+        if topic == "/rths/raw_wrench":
+            m.wrench.force.z = nan
+        if topic == "/rths/passivity":
+            m.damping_force = nan
+        pubs.append(node.create_publisher(cls, topic, qos))
+        msgs.append(m)
+    period = 1.0 / a.rate
+    t_end = time.monotonic() + a.seconds
+    nxt = time.monotonic()
+    k = sent = 0
+    try:
+        while time.monotonic() < t_end:
+            k += 1
+            for pub, m in zip(pubs, msgs):
+                m.step = k
+                pub.publish(m)
+                sent += 1
+            nxt += period
+            delay = nxt - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            else:
+                nxt = time.monotonic()      # behind: no catching up in a burst
+    except KeyboardInterrupt:
+        pass
+    finally:
+        print(f"intruder: {sent} messages on {len(pubs)} topics in {k} ticks", flush=True)
+        node.destroy_node()
+        rclpy.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
