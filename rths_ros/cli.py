@@ -278,7 +278,7 @@ def cmd_bench(a) -> int:
         return 0
     if a.what == "flood":
         data["flood"] = bench.bench_flood(a.scenario, out, a.runs, a.duration if a.duration != 10.0 else 4.0,
-                                          overrides=a.set)
+                                          overrides=a.set, loop_hz=a.loop_rate)
         md += ["", bench.markdown_flood(data["flood"])]
         print(bench.markdown_flood(data["flood"]))
     if a.what == "safety":
@@ -421,6 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run (flood: default 4)")
     b.add_argument("--runs", type=int, default=3, help="flood: runs of each case")
+    b.add_argument("--loop-rate", type=float, help="flood: the loop's rate in Hz (default: the scenario's)")
     b.add_argument("--configs", default="lockstep-processes,lockstep-composed,realtime-processes,realtime-composed",
                    help="comma-separated loop configurations")
     b.add_argument("--no-numba-compare", action="store_true", help="skip the run with numba's JIT disabled")

@@ -9,7 +9,7 @@
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
 # SERIAL_RERUNS (reruns of a failed test in make test / make test-all; default 1),
 # TEST_RECORD (the JSON record of the run; default build/test_wall.json; the unit tests' output goes to
-# test_unit.log beside it), PAR_NICE (nice of the graph tier; default 5), UNIT_BESIDE_SERIAL (default 1, below).
+# test_unit.log beside it), PAR_NICE (nice of the graph tier; default 5), UNIT_BESIDE_SERIAL (default all, below).
 # Each tier prints its 25 slowest tests; each has its own pytest temporary directory (removed
 # when every test passed).
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
@@ -25,14 +25,15 @@ PYTEST_ARGS="${PYTEST_ARGS:-}"
 export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 
 # Each phase: "marks|workers|nice".  make test (ci) and make test-all (all) run the graph tests on every core first,
-# then the serial ones (realtime, timing) at normal priority and, beside them, the unit tests on every core at the
-# scheduler's idle priority ("idle": SCHED_IDLE, chrt --idle): a realtime test waking up takes the CPU from them at
-# once, and they use what the realtime tests leave idle (a realtime run is mostly waiting for its next step).
-# UNIT_BESIDE_SERIAL=0 runs the unit tests after the serial ones instead.
+# then the serial ones (realtime, timing) at normal priority; the unit tests run on every core at the scheduler's
+# idle priority ("idle": SCHED_IDLE, chrt --idle) beside both, from the start: a graph or realtime test waking up
+# takes the CPU from them at once, and they use what the others leave idle (a lockstep graph run waits on its
+# messages between hops, a realtime run for its next step).
+# UNIT_BESIDE_SERIAL=1 starts the unit tests only with the serial tier, UNIT_BESIDE_SERIAL=0 after it.
 # (Graph tests beside the serial ones were tried and dropped: on a 2-core machine, at nice 10 a `ros2 launch` of
 # the parallel tier did not start within 90 s, at nice 5 lockstep graph runs tripped their 5 s watchdogs.)
 PAR_NICE="${PAR_NICE:-5}"
-UNIT_BESIDE_SERIAL="${UNIT_BESIDE_SERIAL:-1}"
+UNIT_BESIDE_SERIAL="${UNIT_BESIDE_SERIAL:-all}"
 # make test and make test-all rerun a failed test once (pytest-rerunfailures): the tiers share a 2-core machine,
 # and a realtime run, or a start bounded by a wait, now and then meets a stall of the whole machine; a test that
 # fails twice fails, and each rerun is listed (R in the progress line, RERUN in the summary)
@@ -88,6 +89,17 @@ rc=0
 walls=()
 order=()
 i=0
+beside_pid=
+beside_phase=
+last=$((${#phases[@]} - 1))
+if [ "$UNIT_BESIDE_SERIAL" = all ] && [ "$last" -gt 0 ] && [ "${phases[$last]##*|}" = idle ]; then
+  # the idle phase beside all the others, from the start; its output kept in a log and printed at the end
+  beside_log="$logdir/test_unit.log"
+  run_phase "$last" >"$beside_log" 2>&1 &
+  beside_pid=$!
+  beside_phase="${phases[$last]}"
+  unset "phases[$last]"
+fi
 while [ "$i" -lt "${#phases[@]}" ]; do
   next=$((i + 1))
   if [ "$UNIT_BESIDE_SERIAL" = 1 ] && [ "$next" -lt "${#phases[@]}" ] && [ "${phases[$next]##*|}" = idle ]; then
@@ -110,8 +122,15 @@ while [ "$i" -lt "${#phases[@]}" ]; do
   if [ -f "$logdir/.phase-${order[-1]}" ]; then read -r prc _ < "$logdir/.phase-${order[-1]}"; fi
   if [ "$prc" -eq 124 ] || [ "$prc" -eq 137 ]; then break; fi
 done
+if [ -n "$beside_pid" ]; then
+  wait "$beside_pid"
+  echo "== the unit tests' output ($beside_log):"
+  cat "$beside_log"
+  order+=("$last")
+fi
 for i in "${order[@]}"; do
-  prc=1; wall="${phases[$i]%%|*}=0"
+  phase="${phases[$i]:-$beside_phase}"
+  prc=1; wall="${phase%%|*}=0"
   if [ -f "$logdir/.phase-$i" ]; then read -r prc wall < "$logdir/.phase-$i"; fi
   walls+=("$wall")
   if [ "$prc" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=$prc; fi

@@ -125,6 +125,10 @@ EXTENDED = {
     "graph/test_linear_motor_graph.py": {"test_harmonic_aff_on_the_linear_motor_through_the_graph"},
     "graph/test_benchmark_graph.py": {"test_a_users_controller_runs_in_the_graph", "test_two_identical_graph_runs_give_identical_j"},
     "graph/test_gait_graph.py": {"test_reproducibility_over_three_noise_seeds"},
+    # the lab package's scenarios through separate processes stay in CI; composed is a second transport
+    "graph/test_lab_example_graph.py": {
+        "test_the_lab_scenarios_through_the_graph_equal_the_virtual_run[lab_voice_coil-composed]",
+        "test_the_lab_scenarios_through_the_graph_equal_the_virtual_run[lab_two_mass_contact-composed]"},
     "test_colcon_build.py": ALL,
 }
 SLOW = {

@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         pubs.append(node.create_publisher(cls, topic, qos))
         msgs.append(m)
     period = 1.0 / a.rate
-    t_end = time.monotonic() + a.seconds
+    t0 = time.monotonic()
+    t_end = t0 + a.seconds
     nxt = time.monotonic()
     k = sent = 0
     try:
@@ -74,7 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        print(f"intruder: {sent} messages on {len(pubs)} topics in {k} ticks", flush=True)
+        cpu = time.process_time()
+        wall = time.monotonic() - t0
+        print(f"intruder: {sent} messages on {len(pubs)} topics in {k} ticks, {wall:.1f} s, "
+              f"CPU {cpu:.1f} s ({100 * cpu / max(wall, 1e-9):.0f} % of a core)", flush=True)
         node.destroy_node()
         rclpy.shutdown()
     return 0

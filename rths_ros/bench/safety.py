@@ -121,11 +121,15 @@ def _flood_run(name: str, overrides: list[str], out: Path, composed: bool, flood
 
 
 def bench_flood(name: str, out_dir: Path, runs: int = 3, duration_s: float = 4.0, flood_hz: float = 1000.0,
-                overrides: list[str] | None = None) -> list[dict]:
-    """Deadline misses of realtime runs with and without a foreign node flooding every loop topic, separate
-    processes and composed, ``runs`` runs each (alternating, so a slow minute of the machine hits both)."""
+                overrides: list[str] | None = None, loop_hz: float | None = None) -> list[dict]:
+    """Deadline misses of realtime runs with and without a foreign node flooding every loop topic at ``flood_hz``,
+    separate processes and composed, ``runs`` runs each (alternating, so a slow minute of the machine hits both);
+    ``loop_hz``: the loop's rate (default: the scenario's)."""
+    from rths_ros.bench.measure import dt_overrides
     rows = []
     ov = [f"loop.duration_s={duration_s:g}", *(overrides or [])]
+    if loop_hz:
+        ov += dt_overrides(name, 1.0 / loop_hz, ov)
     cases = [(c, f) for c in (False, True) for f in (0.0, flood_hz)]
     total = runs * len(cases)
     i = 0
@@ -136,6 +140,7 @@ def bench_flood(name: str, out_dir: Path, runs: int = 3, duration_s: float = 4.0
                   f"{'flood ' + format(hz, 'g') + ' Hz' if hz else 'clean'}", flush=True)
             row = _flood_run(name, ov, out_dir / f"flood_{i}", composed, hz)
             row["run"] = j + 1
+            row["loop_hz"] = 1.0 / scn.load(name, ov, "realtime").loop.dt_s
             print(f"      {row.get('status')}, deadline misses {row.get('deadline_miss_ratio')}, "
                   f"foreign dropped {row['foreign_dropped']}", flush=True)
             rows.append(row)
@@ -143,12 +148,12 @@ def bench_flood(name: str, out_dir: Path, runs: int = 3, duration_s: float = 4.0
 
 
 def markdown_flood(rows: list[dict]) -> str:
-    out = ["| layout | foreign flood | run | status | deadline-miss ratio (worst node) | step p99 | foreign samples "
-           "dropped |", "|---|---|---|---|---|---|---|"]
+    out = ["| layout | loop | foreign flood | run | status | deadline-miss ratio (worst node) | step p99 | "
+           "foreign samples dropped |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = r.get("deadline_miss_ratio")
         p99 = r.get("p99_s")
-        out.append(f"| {'composed' if r['composed'] else 'processes'} | "
+        out.append(f"| {'composed' if r['composed'] else 'processes'} | {r.get('loop_hz', 0):g} Hz | "
                    f"{format(r['flood_hz'], 'g') + ' Hz' if r['flood_hz'] else 'none'} | {r['run']} | "
                    f"{r.get('status')} | {'-' if ratio is None else f'{100 * ratio:.2f} %'}"
                    f"{' (' + r['deadline_miss_node'] + ')' if r.get('deadline_miss_node') else ''} | "

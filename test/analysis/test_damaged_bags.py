@@ -4,7 +4,7 @@ metadata.yaml is there or not, says what it recovered, never claims more than su
 that would claim to describe the damaged bag.
 
 The bag is a real one: a 3 s lockstep contact_1d run through the node graph (its recorder flushes a chunk every
-0.25 s, so the file has several chunks).  The property test cuts it at random offsets (hypothesis) and checks each
+0.25 s, so the file has several chunks).  The property test cuts it at 12 random offsets (hypothesis) and checks each
 outcome against the recovered bag itself, read back message by message.
 """
 from __future__ import annotations
@@ -123,7 +123,7 @@ def test_an_empty_or_overwritten_bag_gives_a_message_not_a_traceback(recorded, t
     assert not (run / "metrics.json").exists()
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(fraction=st.floats(0.0, 1.0), metadata=st.booleans())
 def test_a_bag_cut_anywhere_is_recovered_and_never_claims_more_than_survived(recorded, tmp_path_factory, capsys,
                                                                             fraction, metadata):
