@@ -16,7 +16,13 @@ stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
   foreign.
   A foreign sample is dropped before anything reads it, counted (``foreign_messages`` in the node's timing
   summary, per topic under ``guard``) and reported once per publisher as an event on /rths/events
-  (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.  On the local bus of a composed
+  (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.
+* **The run's mark** (:func:`run_mark`, DDS subscriptions of the control topics).  Every producer writes the mark
+  into ``header.frame_id`` of each control message, and every reader subscribes with a DDS content filter that
+  admits only that mark: a foreign sample without it is dropped inside the DDS reader, before any Python runs, so
+  a flood costs the loop (almost) nothing.  Such a publisher is seen in the ROS graph instead (:meth:`sweep`,
+  once a second after START) and reported the same way.  A sample that carries the mark (a copy of the run's
+  messages) still meets the publisher check.  On the local bus of a composed
   process (rths_ros.runtime.local_bus) the loop messages never pass through DDS, so no foreign sample can reach
   those callbacks; only the recorder reads the loop over DDS there, and it checks the publishers too.
 * **Message validation** (:class:`MessageValidator`, every loop callback, DDS or local bus, whatever the
@@ -231,6 +237,42 @@ def _gid16(gid) -> bytes:
     return bytes(gid)[:16]
 
 
+def run_mark(scenario) -> str:
+    """The mark every producer of the run writes into ``header.frame_id`` of its control messages, and the only one
+    the readers' content filter admits: the scenario's name (both hosts of a run load the same scenario; two runs
+    in one namespace are told apart by the publisher check)."""
+    return f"rths:{scenario.name}"
+
+
+def mark_filter(mark: str):
+    """The content filter options of a control topic's reader: ``header.frame_id`` equals ``mark``."""
+    from rclpy.subscription_content_filter_options import ContentFilterOptions
+    return ContentFilterOptions(filter_expression="header.frame_id = %0", expression_parameters=[f"'{mark}'"])
+
+
+class MarkedPublisher:
+    """A control topic's DDS publisher that writes the run's mark into every message (module doc)."""
+
+    __slots__ = ("dds", "mark")
+
+    def __init__(self, dds_publisher, mark: str):
+        self.dds, self.mark = dds_publisher, mark
+
+    def publish(self, msg) -> None:
+        msg.header.frame_id = self.mark
+        self.dds.publish(msg)
+
+    def get_subscription_count(self) -> int:
+        return self.dds.get_subscription_count()
+
+    def wait_for_all_acked(self, timeout):
+        return self.dds.wait_for_all_acked(timeout)
+
+    @property
+    def topic_name(self) -> str:
+        return self.dds.topic_name
+
+
 class PublisherCheck:
     """The publisher check (module doc).  ``expected``: topic -> the producer node names the run has;
     ``lookup(topic)`` -> [(node name, namespace, gid bytes)] of the topic's publishers in the ROS graph;
@@ -251,6 +293,8 @@ class PublisherCheck:
         self.publishers: list[dict] = []
         self._graph: dict[bytes, str] = {}     # gid -> node of every publisher seen in the graph (for the reports)
         self.claims: dict[tuple[str, str], set[bytes]] = {}   # (topic, producer) -> gids under its name before START
+        self.seen: dict[str, dict[bytes, str]] = {}            # topic -> {gid: node} of its publishers in the graph
+        self.listed: dict[str, set[bytes]] = {}                # topic -> gids reported as foreign
         self.pending: dict[bytes, tuple[float, float]] = {}   # unknown gid -> (first seen, last looked up)
 
     def wrap(self, topic: str, callback: Callable) -> Callable:
@@ -302,9 +346,25 @@ class PublisherCheck:
             who = "a publisher without a gid"
         else:
             who = self._graph.get(_gid16(data)) or "a publisher its node never named in the ROS graph"
+        if data is not None:
+            self.listed.setdefault(topic, set()).add(_gid16(data))
         gid_hex = "-" if data is None else _gid16(data).hex()
         self.publishers.append({"topic": topic, "publisher": who, "gid": gid_hex})
         self.report(topic, who, gid_hex)
+
+    def sweep(self) -> None:
+        """Report (once) every publisher of a topic checked here that the graph shows and that is not one of the
+        run's producers: its samples may never reach this node (the content filter drops those without the run's
+        mark), so the graph is where it shows.  Called after START."""
+        for topic in list(self.allowed):
+            self.refresh(topic)
+            allowed, listed = self.allowed[topic], self.listed.setdefault(topic, set())
+            for gid, who in self.seen.get(topic, {}).items():
+                if gid in allowed or gid in listed:
+                    continue
+                listed.add(gid)
+                self.publishers.append({"topic": topic, "publisher": who, "gid": gid.hex()})
+                self.report(topic, who, gid.hex())
 
     def _count(self, topic: str) -> None:
         self.counts[topic][0] += 1
@@ -315,11 +375,12 @@ class PublisherCheck:
         names = self.expected.get(topic, ())
         allowed, owners = self.allowed.setdefault(topic, set()), self.owners.setdefault(topic, {})
         graph = dict(self._graph)
+        seen = {}
         for name, ns, gid in self.lookup(topic):
             if name == UNKNOWN_NAME:
                 continue        # the endpoint is discovered, its node's name not yet: decided on a later look
             gid = _gid16(gid)
-            graph[gid] = f"{ns.rstrip('/')}/{name}"
+            graph[gid] = seen[gid] = f"{ns.rstrip('/')}/{name}"
             if name not in names or ns != self.namespace:
                 continue
             if not self.frozen:
@@ -333,6 +394,7 @@ class PublisherCheck:
             if t == topic and len(gids) > 1:
                 allowed.difference_update(gids)      # ambiguous before START: neither is taken
         self._graph = graph
+        self.seen[topic] = seen
 
     def ready(self) -> bool:
         """Look the producers up; True when every producer the run has of every topic checked here has its
@@ -385,6 +447,10 @@ class LoopGuard:
         self.validator = MessageValidator(self._width, {"step": last_step, "trial": s.loop.trials - 1}, node.timing,
                                           self._abort)
         self.publishers = PublisherCheck(node.get_namespace(), expected, self._lookup, self._report, node.timing)
+        #: the run's mark (module doc); the control topics' readers admit only it
+        self.mark = run_mark(s)
+        self._control = {t.name for t in TOPICS if t.kind == "control"}
+        node.create_timer(1.0, self._sweep)
 
     def _width(self, key: str) -> int | None:
         if key not in self.widths and key in ("command", "force", "measured", "state"):
@@ -406,8 +472,20 @@ class LoopGuard:
         return crashing
 
     def subscription(self, msg_type, topic: str, callback: Callable, qos, **kw):
-        """``create_subscription`` whose ``callback`` only sees the samples of the run's producers of ``topic``."""
+        """``create_subscription`` whose ``callback`` only sees the samples of the run's producers of ``topic``
+        (a control topic's reader also filters by the run's mark in DDS)."""
+        if topic in self._control:
+            kw.setdefault("content_filter_options", mark_filter(self.mark))
         return self.node.create_subscription(msg_type, topic, self.publishers.wrap(topic, callback), qos, **kw)
+
+    def publisher(self, topic: str, dds_publisher):
+        """A control topic's publisher that writes the run's mark (others as they are)."""
+        return MarkedPublisher(dds_publisher, self.mark) if topic in self._control else dds_publisher
+
+    def _sweep(self) -> None:
+        node = self.node
+        if node.started and not node.done:
+            self.publishers.sweep()
 
     def snapshot(self, freeze: bool = False) -> None:
         self.publishers.snapshot(freeze)
@@ -450,7 +528,8 @@ class LoopGuard:
         node = self.node
         producers = ", ".join(self.publishers.expected.get(topic, ())) or "none"
         reason = (f"{node.role}: rejected {topic} from {publisher} (gid {gid}): not the run's producer "
-                  f"({producers}); its samples are dropped and counted, the run goes on")
+                  f"({producers}); its samples are dropped (without the run's mark by the content filter, else by "
+                  "the publisher check, counted), the run goes on")
         node.get_logger().warning(reason)
         self.reports += 1
         if self.reports > MAX_REPORTS:

@@ -179,8 +179,9 @@ class RthsNode(Node):
 
     # -- topics ----------------------------------------------------------------------------
     def control_publisher(self, msg_type, topic: str):
-        pub = self.create_publisher(msg_type, topic, self.cq.profile)
-        self._control_pubs.append(pub)
+        dds = self.create_publisher(msg_type, topic, self.cq.profile)
+        self._control_pubs.append(dds)
+        pub = self.guard.publisher(topic, dds)        # writes the run's mark (rths_ros.runtime.guard)
         if self.local_bus is not None:
             self.local_bus.attach(self)
             # only the recorder still reads over DDS; every other consumer is on the local bus

@@ -1,9 +1,11 @@
 """Nothing foreign reaches the platform: a node on the run's ROS domain that is not one of the run's producers
-publishes on every loop topic, and every node that reads a loop topic drops those samples (the publisher check
-of rths_ros.runtime.guard), counts them (``foreign_messages`` in OUT/timing/<node>.json, per topic under
-``guard``) and reports each foreign publisher once on /rths/events (a REJECTED event, "rejected ..."); the recorder
-keeps them out of the bag.  The foreign samples carry NaN: one that got through would abort the run.  The
-emergency stop stays open to anyone."""
+publishes on every loop topic.  Samples without the run's mark (header.frame_id, rths_ros.runtime.guard.run_mark)
+are dropped by the readers' DDS content filter before any Python runs; samples that copy the mark meet the
+publisher check, which drops and counts them (``foreign_messages`` in OUT/timing/<node>.json, per topic under
+``guard``).  Either way every reader reports each foreign publisher once on /rths/events (a REJECTED event,
+"rejected ..."; the filtered ones found in the ROS graph), and the recorder keeps them out of the bag.  The foreign
+samples carry NaN: one that got through would abort the run.  An impostor under a producer's name before START
+stops the run before it starts.  The emergency stop stays open to anyone."""
 from __future__ import annotations
 
 import json
@@ -33,7 +35,7 @@ from rths_ros.msg import (
 from rths_ros.msg import TestEvent as Event
 from rths_ros.nodes.smoke_listener import SmokeListener
 from rths_ros.runner import DomainLease, run_scenario
-from rths_ros.runtime.guard import GUARD_EVENT
+from rths_ros.runtime.guard import GUARD_EVENT, run_mark
 from rths_ros.runtime.qos import control_qos, events_qos
 from rths_ros.runtime.topics import TOPICS
 
@@ -45,10 +47,11 @@ TYPES = {"/rths/leg_command": LegCommand, "/rths/leg_state": LegState, "/rths/ra
 NAN = float("nan")
 
 
-def _hostile(topic: str, k: int):
-    """A loop message that would abort the run (NaN) if a node took it, marked as the intruder's."""
+def _hostile(topic: str, k: int, frame_id: str = "intruder"):
+    """A loop message that would abort the run (NaN) if a node took it; ``frame_id``: "intruder" (without the
+    run's mark: the content filter drops it), or the run's mark (a copy of the run's messages)."""
     m = TYPES[topic]()
-    m.header.frame_id = "intruder"
+    m.header.frame_id = frame_id
     m.step = k
     if topic in ("/rths/leg_command", "/rths/leg_state"):
         m.length = [NAN] * 6
@@ -91,9 +94,10 @@ def _start_event() -> Event:
 
 @pytest.mark.parametrize("executor", ["events", "single_threaded"])
 def test_a_node_takes_a_loop_topic_only_from_the_runs_producer(executor):
-    """smoke_listener reads /rths/interface_command from smoke_talker.  An intruder publishes the same steps first,
-    with NaN: its samples are dropped before the validation (no abort), counted and reported once; the talker's all
-    arrive.  Both of rclpy's executors hand the publisher gid over (the EventsExecutor of rclpy 9 as one tuple)."""
+    """smoke_listener reads /rths/interface_command from smoke_talker.  An intruder that copies the run's mark
+    publishes the same steps first, with NaN: its samples pass the content filter and are dropped by the publisher
+    check before the validation (no abort), counted and reported once; the talker's all arrive.  Both of rclpy's
+    executors hand the publisher gid over (the EventsExecutor of rclpy 9 as one tuple)."""
     lease = DomainLease()
     ctx = _context(lease.domain_id)
     s = scn.load("smoke", [f"realtime.executor={executor}"])
@@ -117,8 +121,9 @@ def test_a_node_takes_a_loop_topic_only_from_the_runs_producer(executor):
                            and node.guard.ready(), 20)      # what the node waits for before its READY
         node._on_event(_start_event())               # START: the run's producers are taken from the graph
         for k in range(1, 21):
-            bad.publish(_hostile("/rths/interface_command", k))
+            bad.publish(_hostile("/rths/interface_command", k, run_mark(s)))
             m = InterfaceCommand()
+            m.header.frame_id = run_mark(s)
             m.step, m.position, m.velocity = k, [1e-3 * k], [0.0]
             own.publish(m)
         assert _spin_until(ex, lambda: node.timing.steps == 20 and node.timing.foreign_messages == 20, 20), \
@@ -148,7 +153,8 @@ class Intruder:
     """A foreign node on the run's domain (created before the run starts) that publishes NaN on every loop topic,
     every 2 ms, from a thread, until stopped."""
 
-    def __init__(self, domain: int, s, name: str = "intruder", topics=LOOP_TOPICS):
+    def __init__(self, domain: int, s, name: str = "intruder", topics=LOOP_TOPICS, frame_id: str = "intruder"):
+        self.frame_id = frame_id
         self.ctx = _context(domain)
         self.node = rclpy.create_node(name, context=self.ctx)
         qos = control_qos(s.loop.qos, s.loop.dt_s).profile
@@ -164,7 +170,7 @@ class Intruder:
             k += 1
             for topic, pub in self.pubs.items():
                 if pub.get_subscription_count():
-                    pub.publish(_hostile(topic, k))
+                    pub.publish(_hostile(topic, k, self.frame_id))
                     self.sent += 1
             time.sleep(0.002)
 
@@ -189,9 +195,10 @@ RECORDED = ["/rths/leg_state", "/rths/raw_wrench", "/rths/interface_force", "/rt
 @pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed"])
 def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_of_the_bag(tmp_path, composed):
     """The 1-D contact test (lockstep) while a foreign node floods every loop topic with NaN: the run completes,
-    reproduces the virtual run bit for bit, every reader counted and reported the intruder, the bag holds none of
-    its samples.  Composed: the loop goes over the local bus, which no DDS sample reaches; the recorder, the one
-    reader over DDS there, rejects them."""
+    reproduces the virtual run bit for bit, every reader reported the intruder, and no foreign sample reached any
+    node's Python (the content filter dropped them all: none counted, none invalid), the bag holds none of them.
+    Composed: the loop goes over the local bus, which no DDS sample reaches; the recorder, the one reader over DDS
+    there, reports them."""
     # 6 s of loop: DDS discovery between the intruder and every reader takes up to a few seconds on a loaded
     # machine, and a reader the intruder never matched would have nothing to reject
     ov = ["loop.duration_s=6.0"]
@@ -209,9 +216,10 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     for node, topics in readers.items():
         t = _timing(out, node)
         assert t["invalid_messages"] == 0 and t["abort_reason"] == "", (node, t["abort_reason"])
-        assert set(t["guard"]["foreign"]) == set(topics), (node, t["guard"]["foreign"])
-        assert t["foreign_messages"] == sum(t["guard"]["foreign"].values()) > 0
-        assert {p["publisher"] for p in t["guard"]["foreign_publishers"]} == {"/intruder"}
+        assert t["foreign_messages"] == 0 and not t["guard"]["foreign"], (node, t["guard"]["foreign"])
+        pubs = t["guard"]["foreign_publishers"]
+        assert {p["publisher"] for p in pubs} == {"/intruder"}, (node, pubs)
+        assert {p["topic"] for p in pubs} == set(topics), (node, pubs)
     if composed:                                  # the loop's readers never saw a DDS sample
         for node in READS:
             assert _timing(out, node)["foreign_messages"] == 0
@@ -225,7 +233,7 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     bag = read_bag(out / "bag", RECORDED)
     for topic in RECORDED:
         msgs = [m for _, m in bag[topic]]
-        assert msgs and not any(m.header.frame_id == "intruder" for m in msgs), topic
+        assert msgs and all(m.header.frame_id == run_mark(s) for m in msgs), topic      # only the run's own
         steps = [int(m.step) for m in msgs]
         assert steps == sorted(set(steps)), topic
     assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
@@ -258,13 +266,13 @@ def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start
 
 
 def test_a_node_that_takes_a_producers_name_after_start_is_foreign_and_a_foreign_estop_still_aborts(tmp_path):
-    """A node named ft_sensor appears on the domain after START and publishes /rths/interface_force (NaN): the run's
-    ft_sensor owns the name already, so the numerical part and the recorder reject and report it, and the loop runs
-    on.  Then a foreign operator node publishes on /rths/estop: the emergency stop is open to anyone by design, the
+    """A node named ft_sensor appears on the domain after START and publishes /rths/interface_force (NaN) with the
+    run's mark (as a copy of the run's messages would): the run's ft_sensor owns the name already, so the numerical
+    part and the recorder reject, count and report it, and the loop runs on.  Then a foreign operator node publishes on /rths/estop: the emergency stop is open to anyone by design, the
     run aborts with its reason and the platform goes to the safe pose.  (The classic executor this time.)"""
     s, out, result, t, domain = _start(tmp_path, "impostor", ["loop.duration_s=600",
                                                               "realtime.executor=single_threaded"])
-    impostor = Intruder(domain, s, name="ft_sensor", topics=["/rths/interface_force"])
+    impostor = Intruder(domain, s, name="ft_sensor", topics=["/rths/interface_force"], frame_id=run_mark(s))
     ctx = _context(domain)
     node = rclpy.create_node("operator", context=ctx)
     events: list = []

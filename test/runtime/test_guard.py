@@ -318,6 +318,48 @@ def test_two_publishers_under_the_producers_name_before_start_are_not_ready_and_
     assert check2.duplicates() == [] and taken == [] and reports[0][1] == "/stewart_platform"
 
 
+def test_the_sweep_reports_a_foreign_publisher_seen_only_in_the_graph_once():
+    """With the content filter a foreign publisher's samples (without the run's mark) never reach the node: the
+    sweep after START finds it in the graph and reports it once; the run's producer is never reported, and a
+    publisher already reported for its samples is not reported again."""
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
+    check, cb, timing, reports, taken = _check(g)
+    check.snapshot(freeze=True)
+    check.sweep()
+    assert reports == []
+    g.publishers["/rths/leg_command"].append(("intruder", "/", _gid(5)))
+    check.sweep()
+    check.sweep()
+    assert reports == [("/rths/leg_command", "/intruder", _gid(5).hex())] and timing.foreign_messages == 0
+    g.publishers["/rths/leg_command"].append(("copycat", "/", _gid(6)))
+    cb("copy", _info(_gid(6)))                   # a sample with the mark: the publisher check drops and reports it
+    check.sweep()
+    assert [r[1] for r in reports] == ["/intruder", "/copycat"] and taken == [] and timing.foreign_messages == 1
+
+
+def test_the_run_mark_and_the_marked_publisher():
+    from rths_ros.app import scenario as scn
+    from rths_ros.runtime.guard import MarkedPublisher, mark_filter, run_mark
+    mark = run_mark(scn.load("contact_1d"))
+    assert mark == "rths:contact_1d"
+    f = mark_filter(mark)
+    assert f.filter_expression == "header.frame_id = %0" and f.expression_parameters == ["'rths:contact_1d'"]
+    sent = []
+
+    class Dds:
+        topic_name = "/rths/leg_command"
+
+        def publish(self, msg):
+            sent.append(msg.header.frame_id)
+
+        def get_subscription_count(self):
+            return 2
+    pub = MarkedPublisher(Dds(), mark)
+    pub.publish(LegCommand())
+    assert sent == ["rths:contact_1d"] and pub.get_subscription_count() == 2 and pub.topic_name == "/rths/leg_command"
+
+
 def test_a_message_without_a_publisher_gid_is_foreign():
     g = Graph()
     g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
