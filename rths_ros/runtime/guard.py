@@ -18,11 +18,12 @@ stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
   summary, per topic under ``guard``) and reported once per publisher as an event on /rths/events
   (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.
 * **The run's mark** (:func:`run_mark`, DDS subscriptions of the control topics).  Every producer writes the mark
-  into ``header.frame_id`` of each control message, and every reader subscribes with a DDS content filter that
-  admits only that mark: a foreign sample without it is dropped inside the DDS reader, before any Python runs, so
-  a flood costs the loop (almost) nothing.  Such a publisher is seen in the ROS graph instead (:meth:`sweep`,
-  once a second after START) and reported the same way.  A sample that carries the mark (a copy of the run's
-  messages) still meets the publisher check.  On the local bus of a composed
+  into ``header.frame_id`` of each control message.  With ``safety.mark_filter`` every reader subscribes with a
+  DDS content filter that admits only that mark: a foreign sample without it is dropped inside the DDS reader,
+  before any Python runs (the filter itself costs about 60 us of CPU per message and reader on a 2-core machine,
+  hence off by default).  Every node also looks at the ROS graph once a second after START (:meth:`sweep`) and
+  reports each publisher of its topics that is not the run's, whether or not its samples reach it.  A sample
+  that carries the mark (a copy of the run's messages) still meets the publisher check.  On the local bus of a composed
   process (rths_ros.runtime.local_bus) the loop messages never pass through DDS, so no foreign sample can reach
   those callbacks; only the recorder reads the loop over DDS there, and it checks the publishers too.
 * **Message validation** (:class:`MessageValidator`, every loop callback, DDS or local bus, whatever the
@@ -347,7 +348,10 @@ class PublisherCheck:
         else:
             who = self._graph.get(_gid16(data)) or "a publisher its node never named in the ROS graph"
         if data is not None:
-            self.listed.setdefault(topic, set()).add(_gid16(data))
+            listed = self.listed.setdefault(topic, set())
+            if _gid16(data) in listed:
+                return          # reported already (found in the graph by the sweep)
+            listed.add(_gid16(data))
         gid_hex = "-" if data is None else _gid16(data).hex()
         self.publishers.append({"topic": topic, "publisher": who, "gid": gid_hex})
         self.report(topic, who, gid_hex)
@@ -474,7 +478,7 @@ class LoopGuard:
     def subscription(self, msg_type, topic: str, callback: Callable, qos, **kw):
         """``create_subscription`` whose ``callback`` only sees the samples of the run's producers of ``topic``
         (a control topic's reader also filters by the run's mark in DDS)."""
-        if topic in self._control:
+        if topic in self._control and self.node.scenario.safety.mark_filter:
             kw.setdefault("content_filter_options", mark_filter(self.mark))
         return self.node.create_subscription(msg_type, topic, self.publishers.wrap(topic, callback), qos, **kw)
 

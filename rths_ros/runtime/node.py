@@ -9,12 +9,10 @@ What every node gets from :class:`RthsNode`:
 * the start handshake: a node announces READY once every publisher it owns is matched by every
   consumer that the scenario runs, and every subscription by its producer; the supervisor then sends
   START.  STOP ends the run, ABORT ends it with a reason;
-* lockstep flow control: every ``ack_every_steps`` steps a publisher waits for its readers'
-  acknowledgements, so a slow reader (the recorder) never loses a sample;
-* timing diagnostics (LoopTiming on /rths/timing, diagnostic_msgs on /diagnostics) about once a second; the
-  final report at STOP/ABORT waits until its readers acknowledged it (a process that exits right after a
-  reliable write can take the sample with it); a JSON summary in OUT/timing/<node>.json at the end, with the
-  start-up marks (:mod:`~rths_ros.runtime.startup`);
+* lockstep flow control: every ``ack_every_steps`` steps a publisher waits for its readers' acks;
+* timing diagnostics (/rths/timing, /diagnostics) about once a second; the final report at STOP/ABORT waits for
+  its readers' acknowledgements; a JSON summary in OUT/timing/<node>.json at the end, with the start-up marks;
+* the run's names relative to the node's namespace (:mod:`~rths_ros.runtime.names`);
 * an orderly stop on SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`);
 * a bounded exit: a teardown that has not finished :data:`~rths_ros.runtime.teardown.TEARDOWN_S` = 10 s
   after it began writes every thread's stack to the log and exits: 1 before its files are written, its result
@@ -44,6 +42,7 @@ from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError
 from rths_ros.runtime import fault_injection, guard, startup
 from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, node_of
+from rths_ros.runtime.names import RunNames
 from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.ros_parameters import scenario_parameters
@@ -72,7 +71,7 @@ def set_stamp(stamp, ns: int) -> None:
     stamp.sec, stamp.nanosec = divmod(int(ns), 1_000_000_000)
 
 
-class RthsNode(Node):
+class RthsNode(RunNames, Node):
     """Base node: scenario, QoS, handshake, flow control, timing, events."""
 
     role = "node"
@@ -133,37 +132,6 @@ class RthsNode(Node):
         self._watch_last_check = 0
         self.watchdog_stalls = 0      # checks skipped because this process itself had stalled
         self.create_timer(min(0.1, max(self._watch_limit_ns * 1e-9 / 5.0, 0.002)), self._check_watchdog)
-
-    # -- names -----------------------------------------------------------------------------
-    # The run's topics and services are written "/rths/..." throughout the package (the topic table, the bag, the
-    # analysis).  On the ROS graph a node uses them relative ("rths/..."), so they resolve under the node's
-    # namespace: "/rths/leg_command" in the root namespace as before, "/rig_a/rths/leg_command" under
-    # PushRosNamespace('rig_a') or __ns:=/rig_a.  Several rigs share one ROS domain this way, each with its own
-    # loop, events, supervisor and recorder.  Names outside /rths/ (/diagnostics, a ros2_control rig's topics)
-    # stay as they are.
-    RUN_PREFIX = "/rths/"
-
-    def run_name(self, name: str) -> str:
-        """``name`` as this node uses it on the ROS graph (relative if it is one of the run's names)."""
-        return name[1:] if name.startswith(self.RUN_PREFIX) else name
-
-    def create_publisher(self, msg_type, topic, qos_profile, **kw):
-        return super().create_publisher(msg_type, self.run_name(topic), qos_profile, **kw)
-
-    def create_subscription(self, msg_type, topic, callback, qos_profile, **kw):
-        return super().create_subscription(msg_type, self.run_name(topic), callback, qos_profile, **kw)
-
-    def create_service(self, srv_type, srv_name, callback, **kw):
-        return super().create_service(srv_type, self.run_name(srv_name), callback, **kw)
-
-    def create_client(self, srv_type, srv_name, **kw):
-        return super().create_client(srv_type, self.run_name(srv_name), **kw)
-
-    def get_publishers_info_by_topic(self, topic_name, no_mangle=False):
-        return super().get_publishers_info_by_topic(self.resolve_topic_name(self.run_name(topic_name)), no_mangle)
-
-    def get_subscriptions_info_by_topic(self, topic_name, no_mangle=False):
-        return super().get_subscriptions_info_by_topic(self.resolve_topic_name(self.run_name(topic_name)), no_mangle)
 
     # -- parameters ------------------------------------------------------------------------
     def _on_events_matched(self, info) -> None:

@@ -1,7 +1,7 @@
 """Nothing foreign reaches the platform: a node on the run's ROS domain that is not one of the run's producers
-publishes on every loop topic.  Samples without the run's mark (header.frame_id, rths_ros.runtime.guard.run_mark)
-are dropped by the readers' DDS content filter before any Python runs; samples that copy the mark meet the
-publisher check, which drops and counts them (``foreign_messages`` in OUT/timing/<node>.json, per topic under
+publishes on every loop topic.  The publisher check drops its samples; with ``safety.mark_filter`` those without
+the run's mark (header.frame_id, rths_ros.runtime.guard.run_mark) are dropped by the readers' DDS content filter
+before any Python runs, and only samples that copy the mark meet the publisher check, which drops and counts them (``foreign_messages`` in OUT/timing/<node>.json, per topic under
 ``guard``).  Either way every reader reports each foreign publisher once on /rths/events (a REJECTED event,
 "rejected ..."; the filtered ones found in the ROS graph), and the recorder keeps them out of the bag.  The foreign
 samples carry NaN: one that got through would abort the run.  An impostor under a producer's name before START
@@ -192,16 +192,19 @@ RECORDED = ["/rths/leg_state", "/rths/raw_wrench", "/rths/interface_force", "/rt
             "/rths/interface_state", "/rths/leg_command"]
 
 
-@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed"])
-def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_of_the_bag(tmp_path, composed):
+@pytest.mark.parametrize("composed,mark_filter", [(False, False), (False, True), (True, False)],
+                         ids=["processes", "processes-mark-filter", "composed"])
+def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_of_the_bag(tmp_path, composed,
+                                                                                           mark_filter):
     """The 1-D contact test (lockstep) while a foreign node floods every loop topic with NaN: the run completes,
-    reproduces the virtual run bit for bit, every reader reported the intruder, and no foreign sample reached any
-    node's Python (the content filter dropped them all: none counted, none invalid), the bag holds none of them.
-    Composed: the loop goes over the local bus, which no DDS sample reaches; the recorder, the one reader over DDS
-    there, reports them."""
+    reproduces the virtual run bit for bit, every reader reported the intruder on each topic it reads, nothing
+    invalid got through, and the bag holds none of its samples.  The publisher check dropped and counted them; with
+    safety.mark_filter none reached any node's Python (the content filter dropped them: none counted).  Composed:
+    the loop goes over the local bus, which no DDS sample reaches; the recorder, the one reader over DDS there,
+    rejects them."""
     # 6 s of loop: DDS discovery between the intruder and every reader takes up to a few seconds on a loaded
     # machine, and a reader the intruder never matched would have nothing to reject
-    ov = ["loop.duration_s=6.0"]
+    ov = ["loop.duration_s=6.0", f"safety.mark_filter={str(mark_filter).lower()}"]
     s = scn.load("contact_1d", ov)
     lease = DomainLease()
     intruder = Intruder(lease.domain_id, s)
@@ -216,7 +219,11 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     for node, topics in readers.items():
         t = _timing(out, node)
         assert t["invalid_messages"] == 0 and t["abort_reason"] == "", (node, t["abort_reason"])
-        assert t["foreign_messages"] == 0 and not t["guard"]["foreign"], (node, t["guard"]["foreign"])
+        if mark_filter:
+            assert t["foreign_messages"] == 0 and not t["guard"]["foreign"], (node, t["guard"]["foreign"])
+        else:
+            assert set(t["guard"]["foreign"]) == set(topics), (node, t["guard"]["foreign"])
+            assert t["foreign_messages"] == sum(t["guard"]["foreign"].values()) > 0
         pubs = t["guard"]["foreign_publishers"]
         assert {p["publisher"] for p in pubs} == {"/intruder"}, (node, pubs)
         assert {p["topic"] for p in pubs} == set(topics), (node, pubs)

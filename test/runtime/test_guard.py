@@ -336,6 +336,8 @@ def test_the_sweep_reports_a_foreign_publisher_seen_only_in_the_graph_once():
     cb("copy", _info(_gid(6)))                   # a sample with the mark: the publisher check drops and reports it
     check.sweep()
     assert [r[1] for r in reports] == ["/intruder", "/copycat"] and taken == [] and timing.foreign_messages == 1
+    cb("intruder-sample", _info(_gid(5)))        # its samples, if they come: counted, not reported again
+    assert len(reports) == 2 and timing.foreign_messages == 2
 
 
 def test_the_run_mark_and_the_marked_publisher():
