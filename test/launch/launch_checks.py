@@ -119,6 +119,31 @@ def _process_names(run: LaunchedRun) -> list[str]:
     return [name for name, _ in process_groups(run.resolved().run_nodes, composed)]
 
 
+def ros2_launch(args: list[str], timeout_s: float = 180.0) -> tuple[int, str, float]:
+    """`ros2 launch ARGS` as a user runs it (the `ros2` command of this environment), on a ROS domain of its own
+    with localhost discovery: (exit code, its output, wall time).  A launch that does not end in time is killed
+    with its process group and fails the test with the end of its output."""
+    import signal
+
+    from rths_ros.runner import DomainLease
+    lease = DomainLease()
+    env = dict(os.environ, ROS_DOMAIN_ID=str(lease.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    cmd = [str(Path(sys.prefix) / "bin" / "ros2"), "launch", *args]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                            start_new_session=True)
+    try:
+        text, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        text, _ = proc.communicate()
+        raise AssertionError(f"the launch did not end within {timeout_s:g} s:\n"
+                             f"{text.decode(errors='replace')[-3000:]}") from None
+    finally:
+        lease.close()
+    return proc.returncode, text.decode(errors="replace"), time.monotonic() - t0
+
+
 def process_name(action) -> str:
     """'sim_plant' for the launch's process 'sim_plant-6'."""
     return action.process_details["name"].rsplit("-", 1)[0]

@@ -9,43 +9,20 @@ The wall time of each launch is printed (measured, not asserted)."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from launch_checks import SKIP_REASON
+from launch_checks import SKIP_REASON, ros2_launch
 
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
 from rths_ros.app.run_status import read_events
-from rths_ros.runner import DomainLease
 from rths_ros.runtime.processes import node_pids
-
-ROS2 = Path(sys.prefix) / "bin" / "ros2"
 
 
 def _launch(out: Path, args: list[str], timeout_s: float = 180.0) -> tuple[int, str, float]:
-    lease = DomainLease()
-    env = dict(os.environ, ROS_DOMAIN_ID=str(lease.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    cmd = [str(ROS2), "launch", "rths_ros", "rths.launch.py", f"out:={out}", *args]
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                            start_new_session=True)
-    try:
-        text, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        text, _ = proc.communicate()
-        raise AssertionError(f"the launch did not end within {timeout_s:g} s:\n"
-                             f"{text.decode(errors='replace')[-3000:]}") from None
-    finally:
-        lease.close()
-    return proc.returncode, text.decode(errors="replace"), time.monotonic() - t0
+    return ros2_launch(["rths_ros", "rths.launch.py", f"out:={out}", *args], timeout_s)
 
 
 @pytest.mark.parametrize("composed", ["false", "true"])

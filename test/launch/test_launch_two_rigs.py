@@ -11,42 +11,24 @@ does.  Each rig's topics, events and supervisor resolve under its namespace, so:
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from launch_checks import SKIP_REASON, physics
+from launch_checks import SKIP_REASON, physics, ros2_launch
 
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
 from rths_ros.app.run_status import read_events
-from rths_ros.runner import DomainLease
 
-ROS2 = Path(sys.prefix) / "bin" / "ros2"
 LAUNCH_FILE = Path(__file__).with_name("two_rigs.launch.py")
 OVERRIDES = "loop.duration_s=1.0"
 
 
 def _launch(args: list[str], timeout_s: float = 300.0) -> tuple[int, str]:
-    lease = DomainLease()
-    env = dict(os.environ, ROS_DOMAIN_ID=str(lease.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    proc = subprocess.Popen([str(ROS2), "launch", str(LAUNCH_FILE), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    try:
-        text, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        text, _ = proc.communicate()
-        raise AssertionError(f"the launch did not end within {timeout_s:g} s:\n"
-                             f"{text.decode(errors='replace')[-3000:]}") from None
-    finally:
-        lease.close()
-    return proc.returncode, text.decode(errors="replace")
+    code, text, _ = ros2_launch([str(LAUNCH_FILE), *args], timeout_s)
+    return code, text
 
 
 @pytest.fixture(scope="module")
