@@ -1,8 +1,11 @@
-"""A foreign node for the flood benchmark (``rths bench flood``): on the given ROS domain, under the name
-``intruder``, it publishes a message with NaN values on every loop topic at a fixed rate until its time is up.
-The run's publisher check must drop every sample (a NaN taken by a node would abort the run).
+"""A foreign node for the flood benchmark (``rths bench flood``) and for trying a rig's defences: on the given ROS
+domain, under the name ``intruder`` (or the name of one of the run's producers: an impostor), it publishes a
+message with NaN values on every loop topic (or the ones given) at a fixed rate until its time is up.  The run's
+publisher check must drop every sample (a NaN taken by a node would abort the run); an impostor started before
+the run stops it before START.
 
     python -m rths_ros.bench.intruder --domain 42 --rate 1000 --seconds 20
+    python -m rths_ros.bench.intruder --domain 42 --name stewart_platform --topics /rths/leg_command
 """
 from __future__ import annotations
 
@@ -17,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=float, default=1000.0, help="messages per second on each loop topic")
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--mode", default="realtime", help="the run's loop mode (its control QoS)")
+    ap.add_argument("--name", default="intruder", help="the node's name (a producer's name: an impostor)")
+    ap.add_argument("--namespace", default="", help="the node's namespace (the run's, to impersonate)")
+    ap.add_argument("--topics", default="", help="comma-separated loop topics (default: all eight)")
     a = ap.parse_args(argv)
     os.environ["ROS_DOMAIN_ID"] = str(a.domain)
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -38,8 +44,13 @@ def main(argv: list[str] | None = None) -> int:
              "/rths/interface_force": InterfaceForce, "/rths/interface_command": InterfaceCommand,
              "/rths/interface_state": InterfaceState, "/rths/passivity": PassivityState,
              "/rths/aff_coefficients": AdaptiveFilter}
+    if a.topics:
+        unknown = [t for t in a.topics.split(",") if t not in types]
+        if unknown:
+            ap.error(f"--topics: {', '.join(unknown)} is not a loop topic; expected some of {', '.join(types)}")
+        types = {t: types[t] for t in a.topics.split(",")}
     rclpy.init()
-    node = rclpy.create_node("intruder")
+    node = rclpy.create_node(a.name, namespace=a.namespace or None)
     qos = control_qos(a.mode, 1e-3).profile
     pubs, msgs = [], []
     for topic, cls in types.items():
@@ -52,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
             m.wrench.force.z = nan
         if topic == "/rths/passivity":
             m.damping_force = nan
-        pubs.append(node.create_publisher(cls, topic, qos))
+        pubs.append(node.create_publisher(cls, topic.lstrip("/"), qos))      # relative: under --namespace
         msgs.append(m)
     period = 1.0 / a.rate
     t0 = time.monotonic()
