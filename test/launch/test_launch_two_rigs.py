@@ -2,8 +2,9 @@
 PushRosNamespace('rig_a') and ('rig_b'), with different run directories, started with `ros2 launch` as a user
 does.  Each rig's topics, events and supervisor resolve under its namespace, so:
 
-* both complete, each with the physics metrics of a solo `rths run` of the same scenario, bit for bit, and a bag
-  that holds every step of every loop topic (completed, no gap);
+* both complete (rig A as separate processes, its loop over DDS; rig B composed), each with the physics metrics
+  of a solo `rths run` of the same scenario, bit for bit, and a bag that holds every step of every loop topic
+  (completed, no gap);
 * each run's events are its own (as many as a solo run's: one READY per node, one START, one STOP);
 * a rig that aborts does not touch the other: the other still completes with the solo metrics, its last line is
   its own "run finished", and the launch exits non-zero naming the failed rig (composed processes this time).
@@ -58,7 +59,8 @@ def _assert_like_solo(out: Path, solo) -> None:
 
 def test_two_namespaced_rigs_in_one_domain_both_complete_like_solo_runs(tmp_path, solo):
     a, b = tmp_path / "a", tmp_path / "b"
-    code, text = _launch([f"out_a:={a}", f"out_b:={b}", f"overrides_a:={OVERRIDES}", f"overrides_b:={OVERRIDES}"])
+    code, text = _launch([f"out_a:={a}", f"out_b:={b}", "composed_b:=true", f"overrides_a:={OVERRIDES}",
+                          f"overrides_b:={OVERRIDES}"])
     assert code == 0, text[-4000:]
     for out in (a, b):
         _assert_like_solo(out, solo)
@@ -71,7 +73,7 @@ def test_two_namespaced_rigs_in_one_domain_both_complete_like_solo_runs(tmp_path
 def test_one_rig_aborting_leaves_the_other_complete_with_its_own_last_line(tmp_path, solo):
     a, b = tmp_path / "a", tmp_path / "b"
     t0 = time.monotonic()
-    code, text = _launch([f"out_a:={a}", f"out_b:={b}", "composed:=true",
+    code, text = _launch([f"out_a:={a}", f"out_b:={b}", "composed_a:=true", "composed_b:=true",
                           f"overrides_a:={OVERRIDES} safety.interface_limit_m=0.0001", f"overrides_b:={OVERRIDES}"])
     print(f"two composed rigs, one aborting: exit {code} after {time.monotonic() - t0:.1f} s")
     assert code != 0, text[-4000:]
