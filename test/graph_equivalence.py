@@ -33,12 +33,15 @@ def assert_graph_matches_virtual(bag: Path, name: str, rtol: float = 1e-9, overr
     return rec, s, v
 
 
-def run_scenario(name: str, out: Path, *sets: str, composed: bool = False) -> subprocess.CompletedProcess:
-    """`rths run NAME --out OUT [--composed] [--set ...]` as a subprocess; asserts that it exits 0."""
+def run_scenario(name: str, out: Path, *sets: str, composed: bool = False,
+                 codes: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess:
+    """`rths run NAME --out OUT [--composed] [--set ...]` as a subprocess; asserts that it exits with one of
+    ``codes`` (0; a realtime run through separate processes may also end incomplete, 3: steps missing from its
+    record)."""
     root = Path(__file__).resolve().parents[1]
     cmd = [sys.executable, "-m", "rths_ros.cli", "run", name, "--out", str(out)] + (["--composed"] if composed else [])
     for o in sets:
         cmd += ["--set", o]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.returncode in codes, p.stdout + p.stderr
     return p

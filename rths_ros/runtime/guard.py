@@ -254,8 +254,6 @@ def mark_filter(mark: str):
 class MarkedPublisher:
     """A control topic's DDS publisher that writes the run's mark into every message (module doc)."""
 
-    __slots__ = ("dds", "mark")
-
     def __init__(self, dds_publisher, mark: str):
         self.dds, self.mark = dds_publisher, mark
 

