@@ -261,15 +261,8 @@ class MarkedPublisher:
         msg.header.frame_id = self.mark
         self.dds.publish(msg)
 
-    def get_subscription_count(self) -> int:
-        return self.dds.get_subscription_count()
-
-    def wait_for_all_acked(self, timeout):
-        return self.dds.wait_for_all_acked(timeout)
-
-    @property
-    def topic_name(self) -> str:
-        return self.dds.topic_name
+    def __getattr__(self, name):      # get_subscription_count, wait_for_all_acked, topic_name, ...
+        return getattr(self.dds, name)
 
 
 class PublisherCheck:
