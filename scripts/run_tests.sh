@@ -52,6 +52,8 @@ t0=$(date +%s.%N)
 mkdir -p "$(dirname "$TEST_RECORD")"
 logdir="$(dirname "$TEST_RECORD")"
 tmpbase="$(mktemp -d "${TMPDIR:-/tmp}/rths-tests.XXXXXX")"      # the tiers' pytest temporary directories
+# the runs that tests of every tier share (test/shared_runs.py): one `rths run` per scenario and arguments
+export RTHS_SHARED_RUNS="$tmpbase/shared-runs"
 
 # run_phase INDEX: one pytest run of phases[INDEX] under the suite's remaining time; writes its exit code and wall
 # time to $logdir/.phase-INDEX

@@ -30,6 +30,25 @@ def rths_cli():
     return rths
 
 
+def rths_in_process(*args: str) -> subprocess.CompletedProcess:
+    """The `rths` command line called in this process (``rths_ros.cli.main``), its output captured: the same exit
+    code and output as :func:`rths` for a verb that starts no ROS graph (``analyze``), without the 3 s of imports
+    of a new interpreter."""
+    import contextlib
+    import io
+
+    from rths_ros import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(args))
+    return subprocess.CompletedProcess(["rths", *args], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def rths_local():
+    return rths_in_process
+
+
 # -- tiers ------------------------------------------------------------------------------------------------------
 # graph:  the test starts a ROS graph (node processes, a composed process, nodes on DDS in the test process) or
 #         `ros2 launch`: everything under test/graph and test/launch, and the modules of GRAPH_MODULES.
@@ -43,7 +62,7 @@ def rths_cli():
 GRAPH_MODULES = {
     "analysis/test_compare_twin.py", "analysis/test_face_graph_backend.py", "analysis/test_face_rig.py",
     "analysis/test_damaged_bags.py", "analysis/test_face_workers_after_ros.py",
-    "analysis/test_qualify_ros2_control.py", "analysis/test_run_status.py", "runtime/test_forked.py",
+    "analysis/test_qualify_ros2_control.py", "runtime/test_forked.py",
     "runtime/test_teardown_watchdog.py", "test_colcon_build.py",
 }
 ALL = None          # every test of the module
@@ -200,14 +219,114 @@ SLOW = {
     "core/sysid/test_core_sysid.py": {"test_sysid_recovers_table_4_1_within_5_percent"},
     "test_launch_support.py": {"test_show_args_lists_every_argument_with_its_description"},
 }
+# the unit tests that used 1.3 s of CPU or more each (scripts/test_cpu_report.py on a CPU log of the suite):
+# make test-quick within 90 s on a 2-core machine; CI runs them
+SLOW_BY_CPU = {
+    "analysis/test_run_status.py": ALL,
+    "analysis/test_analysis_face.py": {
+        "test_cli_entry_runs_and_reanalyses_a_linear_sweep",
+        "test_scenario_runner_vrths_backend",
+        "test_sweep_parallel_run_filtering_outputs_and_reanalysis",
+    },
+    "analysis/test_interface_estimation_cli.py": {
+        "test_interface_estimation_writes_json_and_plot",
+    },
+    "app/test_live_params.py": {
+        "test_a_taken_port_is_refused_before_anything_starts",
+        "test_run_with_a_bad_live_value_exits_2_naming_it",
+    },
+    "core/learning/test_core_aff.py": {
+        "test_rths_aff_tracks_better_and_a_tenfold_smaller_gain_leaves_larger_errors",
+        "test_rths_modified_fxlms_is_stable_at_table_a5_and_a_tenfold_smaller_gain_leaves_larger_errors",
+    },
+    "core/learning/test_core_harmonic_aff.py": {
+        "test_rls_converges_faster_than_lms",
+        "test_sequential_rls_keeps_the_identification_error",
+    },
+    "core/learning/test_core_ilc.py": {
+        "test_position_injection_equals_velocity_injection_in_closed_loop",
+    },
+    "core/methods/test_core_coupling.py": {
+        "test_prediction_and_tdc_reduce_the_tracking_error_of_the_contact_test",
+    },
+    "core/methods/test_core_linear_vrths.py": {
+        "test_slow_first_order_actuator_lowers_the_spring_frequency",
+    },
+    "core/methods/test_core_tdc.py": {
+        "test_fit_recovers_parameters_from_synthetic_frf",
+    },
+    "core/methods/test_npc_paper.py": {
+        "test_gp_energy_error_crosses_zero_near_2800",
+        "test_gp_fidelity_optimum_near_2800",
+    },
+    "core/models/bartl/test_beam_estimation.py": {
+        "test_cli_beams_writes_json_table_and_plot",
+    },
+    "core/models/bartl/test_coupled_beams_scenario.py": {
+        "test_the_objects_load_their_compiled_steps_when_built",
+    },
+    "core/models/bartl/test_cubic_spring_scenario.py": {
+        "test_pbc_with_aff_removes_the_offset_and_the_phase_error",
+        "test_supervisor_stabilises_the_lms_that_runs_away_alone",
+    },
+    "core/models/building/test_core_building.py": {
+        "test_user_controller_drops_in",
+    },
+    "core/models/contact1d/test_core_contact1d.py": {
+        "test_reference_solution_matches_sticking_unilateral_spring",
+    },
+    "core/models/contact1d/test_core_newmark_contact1d.py": {
+        "test_matches_the_dormand_prince_model",
+        "test_selectable_in_the_loop_with_the_same_result_as_contact_1d",
+    },
+    "core/models/dubois/test_core_dubois_models.py": {
+        "test_modal_rk4_with_maxwell_damper_matches_eq24",
+    },
+    "core/models/dubois/test_dubois_scenario.py": {
+        "test_without_cancellation_the_measures_are_the_rig_studys_test_point",
+    },
+    "core/models/fe/test_core_fe_beam_model.py": {
+        "test_static_tip_stiffness_is_3EI_over_L3",
+    },
+    "core/numerics/test_core_newmark.py": {
+        "test_feedforward_coupling_with_measured_force_reproduces_the_monolithic_solution",
+    },
+    "core/sysid/test_interface_estimation.py": {
+        "test_kalman_beats_inverse_dynamics_and_projection_on_the_force",
+        "test_kalman_quality_depends_on_q",
+    },
+    "test_architecture.py": {
+        "test_no_module_outside_a_family_names_a_family",
+    },
+    "test_plugins.py": {
+        "test_a_broken_plugin_is_named_with_its_error_and_the_rest_still_work",
+        "test_rths_check_reports_the_family_and_the_parameter_count",
+    },
+}
+for _rel, _names in SLOW_BY_CPU.items():
+    if SLOW.get(_rel, set()) is not ALL:
+        SLOW[_rel] = ALL if _names is ALL else set(SLOW.get(_rel, set())) | _names
 
 
 def pytest_configure(config):
+    # the runs shared between tests (test/shared_runs.py): one directory per session, inherited by its xdist workers
+    # (scripts/run_tests.sh gives all its tiers one)
+    if not os.environ.get("RTHS_SHARED_RUNS") and "PYTEST_XDIST_WORKER" not in os.environ:
+        import tempfile
+        os.environ["RTHS_SHARED_RUNS"] = tempfile.mkdtemp(prefix="rths-shared-runs-")
+        config._rths_shared_runs = os.environ["RTHS_SHARED_RUNS"]
     config.addinivalue_line("markers", "graph: starts a ROS graph or ros2 launch")
     config.addinivalue_line("markers", "launch: runs `ros2 launch`")
     config.addinivalue_line("markers", "serial: measures time or runs in realtime; runs alone in `make test`")
     config.addinivalue_line("markers", "slow: a long unit test, left out of `make test-quick`")
     config.addinivalue_line("markers", "extended: a long run CI covers in kind; `make test-all` only")
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_rths_shared_runs", None)
+    if made and not os.environ.get("RTHS_KEEP_SHARED_RUNS"):
+        import shutil
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def _listed(table: dict, rel: str, name: str) -> bool:
@@ -240,3 +359,31 @@ def pytest_collection_modifyitems(config, items):
     # modules fill the gaps at the end instead of a launch test running alone
     items.sort(key=lambda it: 0 if it.get_closest_marker("launch") else 1 if it.get_closest_marker("graph")
                else 2 if it.get_closest_marker("slow") else 3)
+
+
+# -- CPU time per test ------------------------------------------------------------------------------------------
+# RTHS_TEST_CPU_LOG=FILE appends one JSON line per test: its wall time and the CPU time it used (this process and
+# every child process it waited for: a node graph's processes included).  Unlike pytest's --durations, the CPU time
+# does not grow when tests share a loaded machine, so it is what `scripts/test_cpu_report.py` ranks the suite by.
+_CPU_LOG = os.environ.get("RTHS_TEST_CPU_LOG")
+
+
+def _cpu_s() -> float:
+    import resource
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+
+if _CPU_LOG:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        import json
+        import time
+        c0, w0 = _cpu_s(), time.monotonic()
+        yield
+        line = json.dumps({"test": item.nodeid, "cpu_s": round(_cpu_s() - c0, 3),
+                           "wall_s": round(time.monotonic() - w0, 3),
+                           "marks": sorted({m.name for m in item.iter_markers()} & {"graph", "launch", "serial", "slow",
+                                                                                       "extended"})})
+        with open(_CPU_LOG, "a") as f:
+            f.write(line + "\n")

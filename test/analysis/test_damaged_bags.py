@@ -24,17 +24,17 @@ from rths_ros.bag import bag_damage, read_bag
 
 LOOP = {"/rths/interface_command": 0, "/rths/interface_state": 0, "/rths/interface_force": 0,
         "/rths/leg_command": 1, "/rths/leg_state": 0, "/rths/raw_wrench": 0}
+LAST = 4000             # the last step of `rths run contact_1d` (4 s at 1 kHz)
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """A finished run directory with its bag, metrics.json and report.md."""
-    from conftest import rths
-    out = tmp_path_factory.mktemp("damaged") / "run"
-    p = rths("run", "contact_1d", "--set", "loop.duration_s=3", "--out", str(out), timeout=300)
-    assert p.returncode == 0, p.stdout + p.stderr
+def recorded():
+    """A finished run directory with its bag, metrics.json and report.md (`rths run contact_1d`, shared with the other
+    tests of the session that read it: test/shared_runs.py; each test here changes a copy)."""
+    from shared_runs import shared_run
+    out = shared_run("contact_1d").out
     m = json.loads((out / "metrics.json").read_text())
-    assert m["status"] == "completed" and m["steps_recorded"] == 3001
+    assert m["status"] == "completed" and m["steps_recorded"] == LAST + 1
     return out
 
 
@@ -63,11 +63,11 @@ def _analyze(run: Path, capsys, *extra: str) -> tuple[int, str, str]:
 
 
 def _complete(run: Path) -> bool:
-    """Oracle: every loop topic of the (recovered) bag holds every step 0..3000 (leg command: 1..3000)."""
+    """Oracle: every loop topic of the (recovered) bag holds every step 0..LAST (leg command: 1..LAST)."""
     topics = read_bag(run / "bag")
     for topic, first in LOOP.items():
         steps = {int(m.step) for _, m in topics.get(topic, [])}
-        if not set(range(first, 3001)) <= steps:
+        if not set(range(first, LAST + 1)) <= steps:
             return False
     return True
 
@@ -81,7 +81,7 @@ def test_a_bag_cut_to_60_percent_with_its_metadata_present_is_recovered(recorded
     assert code == 3, (out, err)
     assert "is damaged (bag.mcap: cut off (no end magic" in out and "complete chunks" in out, out
     m = json.loads((run / "metrics.json").read_text())
-    assert m["status"] == "incomplete" and 0 < m["steps_recorded"] < 3001 and m["stable"] is None
+    assert m["status"] == "incomplete" and 0 < m["steps_recorded"] < LAST + 1 and m["stable"] is None
     assert "complete chunks of a damaged bag (bag.mcap: cut off" in m["bag_recovered"]
     report = (run / "report.md").read_text()
     assert "INCOMPLETE" in report and "bag recovered" in report
@@ -144,7 +144,7 @@ def test_a_bag_cut_anywhere_is_recovered_and_never_claims_more_than_survived(rec
         return
     m = json.loads((run / "metrics.json").read_text())
     forces = {int(msg.step) for _, msg in read_bag(run / "bag").get("/rths/interface_force", [])}
-    assert m["steps_recorded"] == min(max(forces), 3000) + 1
+    assert m["steps_recorded"] == min(max(forces), LAST) + 1
     complete = _complete(run)
     assert (m["status"] == "completed") == complete, (m["status"], m["run_status"])
     assert code == (0 if complete else 3)

@@ -165,12 +165,12 @@ def test_a_complete_record_is_completed(tmp_path, short_run):
     assert m["stable"] is True
 
 
-def test_an_aborted_record_names_the_first_fault(tmp_path, short_run, rths_cli):
+def test_an_aborted_record_names_the_first_fault(tmp_path, short_run, rths_local):
     s, rec = short_run
     _write_bag(tmp_path / "bag", s, rec, 499, [(EventMsg.ABORT, "stewart_platform", 500,
                                                 "stewart_platform: leg 3 beyond its stroke at step 500"),
                                                (EventMsg.SAFE, "sim_plant", 800, "safe pose reached")])
-    p = rths_cli("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out"))
+    p = rths_local("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out"))
     assert p.returncode == 3, (p.stdout, p.stderr)
     assert "run status: ABORTED (500 of 1001 steps recorded); first fault: stewart_platform at step 500: leg 3" \
         in p.stdout
@@ -178,15 +178,15 @@ def test_an_aborted_record_names_the_first_fault(tmp_path, short_run, rths_cli):
     assert m["status"] == "aborted" and m["stable"] is False
     assert m["first_fault"] == {"node": "stewart_platform", "step": 500, "reason": "leg 3 beyond its stroke at step 500"}
     assert "first fault: stewart_platform at step 500" in (tmp_path / "out" / "report.md").read_text()
-    assert rths_cli("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out2"), "--partial").returncode == 0
+    assert rths_local("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out2"), "--partial").returncode == 0
 
 
-def test_a_bag_without_loop_data_is_an_error_not_a_metrics_file(tmp_path, short_run, rths_cli):
+def test_a_bag_without_loop_data_is_an_error_not_a_metrics_file(tmp_path, short_run, rths_local):
     s, _ = short_run
     _write_bag(tmp_path / "bag", s, None, -1, [(EventMsg.ABORT, "sim_plant", 0, "sim_plant: plant died")])
     with pytest.raises(NoLoopData, match="no loop data"):
         analyze_bag(tmp_path / "bag", tmp_path / "out")
-    p = rths_cli("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out"))
+    p = rths_local("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out"))
     assert p.returncode == 1
     assert "no loop data" in p.stderr and "first fault: sim_plant at step 0: plant died" in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
@@ -204,7 +204,7 @@ GAP_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(GAP_CASES))
-def test_a_loop_topic_missing_steps_makes_the_run_incomplete_and_is_counted_where(tmp_path, short_run, rths_cli,
+def test_a_loop_topic_missing_steps_makes_the_run_incomplete_and_is_counted_where(tmp_path, short_run, rths_local,
                                                                                    case):
     """Completed means every loop topic holds every step of every trial: a bag missing the first steps, a middle
     block or the last steps of one topic (the run itself reported DONE) is incomplete, and the gap is counted per
@@ -215,7 +215,7 @@ def test_a_loop_topic_missing_steps_makes_the_run_incomplete_and_is_counted_wher
     _write_bag(tmp_path / "bag", s, rec, s.steps, [(EventMsg.DONE, "sim_plant", s.steps, ""),
                                                    (EventMsg.STOP, "supervisor", s.steps, "")],
                drop={topic: set(steps)})
-    p = rths_cli("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out"))
+    p = rths_local("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "out"))
     assert p.returncode == 3, (p.stdout, p.stderr)
     first = p.stdout.splitlines()[0]
     assert first.startswith("run status: INCOMPLETE (1001 of 1001 steps recorded"), first
@@ -228,7 +228,7 @@ def test_a_loop_topic_missing_steps_makes_the_run_incomplete_and_is_counted_wher
     assert all(v["missing"] == 0 for t, v in m["step_gaps"].items() if t != topic)
     assert sorted(m["step_gaps"]) == sorted(LOOP_TYPES)
     assert where in (tmp_path / "out" / "report.md").read_text()
-    assert rths_cli("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "o2"), "--partial").returncode == 0
+    assert rths_local("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "o2"), "--partial").returncode == 0
 
 
 def test_a_loop_topic_absent_from_the_bag_is_a_gap_of_every_step(tmp_path, short_run):

@@ -12,16 +12,11 @@ from rths_ros.app.vrths import run_virtual
 
 
 @pytest.fixture(scope="module")
-def graph_run(tmp_path_factory):
-    import subprocess
-    import sys
-    from pathlib import Path
-    out = tmp_path_factory.mktemp("contact") / "run"
-    root = Path(__file__).resolve().parents[2]
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out)],
-                       capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return out, p
+def graph_run():
+    """`rths run contact_1d` (shared with the other tests of the session that read this run: test/shared_runs.py)."""
+    from shared_runs import shared_run
+    r = shared_run("contact_1d")
+    return r.out, r
 
 
 def test_graph_reproduces_the_virtual_run(graph_run):
@@ -54,9 +49,9 @@ def test_run_writes_bag_metrics_report_and_plots(graph_run):
         assert (out / png).stat().st_size > 10_000
 
 
-def test_reanalysis_of_the_bag_gives_the_same_metrics(graph_run, rths_cli, tmp_path):
+def test_reanalysis_of_the_bag_gives_the_same_metrics(graph_run, rths_local, tmp_path):
     out, _ = graph_run
-    p = rths_cli("analyze", str(out / "bag"), "--out", str(tmp_path / "again"))
+    p = rths_local("analyze", str(out / "bag"), "--out", str(tmp_path / "again"))
     assert p.returncode == 0, p.stderr
     assert json.loads((tmp_path / "again" / "metrics.json").read_text()) == json.loads(
         (out / "metrics.json").read_text())

@@ -174,6 +174,23 @@ class Intruder:
                     self.sent += 1
             time.sleep(0.002)
 
+    def wait_visible(self, domain: int, timeout_s: float = 20.0) -> None:
+        """Wait until another participant of the domain sees this node's publishers in the ROS graph: "started
+        before the run" means discovered by then (on a loaded machine DDS discovery takes seconds)."""
+        ctx = _context(domain)
+        probe = rclpy.create_node("impostor_probe", context=ctx)
+        try:
+            t_end = time.monotonic() + timeout_s
+            name = self.node.get_name()
+            while time.monotonic() < t_end:
+                if all(any(i.node_name == name for i in probe.get_publishers_info_by_topic(t)) for t in self.pubs):
+                    return
+                time.sleep(0.05)
+            raise AssertionError(f"the node {name} was not discovered within {timeout_s} s")
+        finally:
+            probe.destroy_node()
+            rclpy.shutdown(context=ctx)
+
     def close(self) -> None:
         self._stop.set()
         self._thread.join(5)
@@ -256,6 +273,7 @@ def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start
     lease = DomainLease()
     impostor = Intruder(lease.domain_id, s, name="stewart_platform", topics=["/rths/leg_command"])
     try:
+        impostor.wait_visible(lease.domain_id)
         r = run_scenario(s, tmp_path / "run", composed=composed, progress=False, lease=lease)
     finally:
         impostor.close()

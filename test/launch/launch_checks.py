@@ -244,33 +244,23 @@ def physics(metrics: dict) -> dict:
     return {k: v for k, v in metrics.items() if k not in TIMING_KEYS}
 
 
-def rths_run_metrics(run: LaunchedRun, tmp: Path) -> dict:
-    """metrics.json of `rths run` of the same scenario with the same arguments, in one composed process (in
-    lockstep the process layout changes nothing in the physics, and composed it takes a fraction of the time)."""
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", run.scenario, "--out", str(tmp)]
-    for o in run.overrides:
-        cmd += ["--set", o]
+def rths_run_metrics(run: LaunchedRun) -> dict:
+    """metrics.json of `rths run` of the same scenario with the same arguments, through separate processes as the
+    launch runs it (shared with the other tests of the session that read the same run: test/shared_runs.py)."""
+    from shared_runs import shared_run
+    args: tuple[str, ...] = ()
     if run.args.get("plant"):
-        cmd += ["--plant", str(run.args["plant"])]
+        args += ("--plant", str(run.args["plant"]))
     if run.args.get("mode"):
-        cmd += ["--mode", str(run.args["mode"])]
-    cmd.append("--composed")
-    env = dict(os.environ)
-    env.pop("ROS_DOMAIN_ID", None)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, stdin=subprocess.DEVNULL)
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    return json.loads((tmp / "metrics.json").read_text())
+        args += ("--mode", str(run.args["mode"]))
+    ref = shared_run(run.scenario, *run.overrides, args=args, timeout=600)
+    return json.loads((ref.out / "metrics.json").read_text())
 
 
 def assert_metrics_equal_rths_run(run: LaunchedRun) -> None:
-    """In lockstep a launched run (separate processes, as a user launches it) and `rths run --composed` of the
-    same scenario give bit-identical physics metrics."""
+    """In lockstep a launched run and `rths run` of the same scenario give bit-identical physics metrics."""
     launched = physics(json.loads((run.out / "metrics.json").read_text()))
-    tmp = Path(tempfile.mkdtemp(prefix="rths_run_ref_"))
-    try:
-        ref = physics(rths_run_metrics(run, tmp / "run"))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    ref = physics(rths_run_metrics(run))
     assert launched.keys() == ref.keys(), sorted(set(launched) ^ set(ref))
     diff = [k for k in ref if launched[k] != ref[k]]
     assert not diff, {k: (launched[k], ref[k]) for k in diff}
