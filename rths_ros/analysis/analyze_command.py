@@ -109,6 +109,12 @@ def cmd_analyze_gait(a) -> int:
 
 
 def cmd_analyze(a) -> int:
+    from rths_ros.analysis import figures
+    with figures.disabled(getattr(a, "no_plots", False)):
+        return _cmd_analyze(a)
+
+
+def _cmd_analyze(a) -> int:
     if a.gait:
         return cmd_analyze_gait(a)
     if len(a.target) != 1:

@@ -204,6 +204,9 @@ def write_report(metrics: Mapping[str, Any], scenario: Mapping[str, Any] | None,
         lines += ["## Scenario parameters", "", "| key | value |", "|---|---|"]
         lines += [f"| `{k}` | {_fmt(v)} |" for k, v in _flatten(scenario)] + [""]
 
+    from rths_ros.analysis import figures
+    if not plots and not figures.enabled():
+        lines += ["## Figures", "", f"Figures {figures.NOT_DRAWN}.", ""]
     if plots:
         lines += ["## Figures", ""]
         for pth in plots:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rths_ros.analysis import figures
 from rths_ros.analysis.status import apply_status, status_lines
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import fault_text
@@ -77,10 +78,12 @@ def write_outputs(rec: dict, m: dict, out: Path, report, plots: list[Path], summ
     lines = list(report(m))
     for p_ in plots:
         lines += [f"![{p_.stem}]({p_.name})", ""]
+    if not plots and not figures.enabled():
+        lines += [f"Figures {figures.NOT_DRAWN}.", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines))
     said = (status_lines(st) if st is not None else []) + [
-        f"metrics: {out / 'metrics.json'}", f"report : {path}", f"plots  : {', '.join(p_.name for p_ in plots)}"]
+        f"metrics: {out / 'metrics.json'}", f"report : {path}", figures.plots_line(plots)]
     said += summary + [f"stable={m['stable']}: {m['stability_reason']}"]
     if "core_check" in m:
         said.append(f"in-process {core} with the same settings: identical signals = {m['core_check']['identical']}")

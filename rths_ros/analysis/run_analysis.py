@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from rths_ros.analysis import figures
 from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import fault_reason
@@ -178,7 +179,6 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
     """Metrics of every trial; metrics.json holds the last trial's (plus a per-trial table), the plots
     show the last trial (and, with several trials, the per-trial progress)."""
     from rths_ros.analysis.metrics import compute_metrics
-    from rths_ros.analysis.plots import plot_run
     from rths_ros.analysis.report import write_metrics_json, write_report
     from rths_ros.app.vrths import trial_slice
     out = Path(out)
@@ -199,16 +199,18 @@ def analyze_record(rec: dict, scenario: scn.Scenario, loop: dict, out: Path) -> 
     st = rec.get("run_status")
     if st is not None:
         apply_status(metrics, st)
-    plots = plot_run(last, None if z_ref is None else z_ref[: last["k"].size], metrics, out)
-    if n_trials > 1:
-        from rths_ros.analysis.plots import plot_trials
-        plots += plot_trials(rec, per_trial, trial_len, scenario.loop.dt_s, out)
+    plots = []
+    if figures.enabled():
+        from rths_ros.analysis.plots import plot_run, plot_trials
+        plots = plot_run(last, None if z_ref is None else z_ref[: last["k"].size], metrics, out)
+        if n_trials > 1:
+            plots += plot_trials(rec, per_trial, trial_len, scenario.loop.dt_s, out)
     write_metrics_json(metrics, out / "metrics.json")
     report = write_report(metrics, scn.to_dict(scenario), plots, out)
     lines = (status_lines(st) if st is not None else []) + [
         f"metrics: {out / 'metrics.json'}",
         f"report : {report}",
-        f"plots  : {', '.join(str(p.name) for p in plots)}",
+        figures.plots_line(plots),
     ]
     if n_trials > 1:
         lines += [f"  trial {t['trial']:>3}: e_track_rel={t['e_track_rel']:.4g}  e_ref_rel={_g(t['e_ref_rel'])}  "

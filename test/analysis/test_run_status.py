@@ -239,3 +239,20 @@ def test_a_loop_topic_absent_from_the_bag_is_a_gap_of_every_step(tmp_path, short
                drop={"/rths/raw_wrench": set(range(s.steps + 1))})
     st = record_from_bag(tmp_path / "bag")[0]["run_status"]
     assert st.status == "incomplete" and st.gaps["/rths/raw_wrench"]["missing"] == s.steps + 1
+
+
+def test_no_plots_writes_the_same_metrics_and_says_the_figures_were_not_drawn(tmp_path, short_run, rths_local):
+    """`rths analyze --no-plots`: the same metrics.json, a report that says the figures were not drawn, no figure
+    files, and the summary line says so too."""
+    s, rec = short_run
+    _write_bag(tmp_path / "bag", s, rec, s.steps, [(EventMsg.DONE, "sim_plant", s.steps, ""),
+                                                   (EventMsg.STOP, "supervisor", s.steps, "")])
+    with_plots = rths_local("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "with"))
+    without = rths_local("analyze", str(tmp_path / "bag"), "--out", str(tmp_path / "without"), "--no-plots")
+    assert with_plots.returncode == without.returncode == 0, (with_plots.stderr, without.stderr)
+    assert (json.loads((tmp_path / "with" / "metrics.json").read_text())
+            == json.loads((tmp_path / "without" / "metrics.json").read_text()))
+    assert list((tmp_path / "with").glob("*.png")) and not list((tmp_path / "without").glob("*.png"))
+    assert "Figures not drawn (--no-plots)." in (tmp_path / "without" / "report.md").read_text()
+    assert "plots  : not drawn (--no-plots)" in without.stdout
+    assert "plots  : displacement.png" in with_plots.stdout

@@ -197,7 +197,7 @@ def run_bag(tmp_path_factory):
     """A short default contact_1d run through the node graph; its bag, read by both readers."""
     work = tmp_path_factory.mktemp("interop")
     out = work / "run"
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--set", SHORT, "--out", str(out),
+    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "contact_1d", "--set", SHORT, "--out", str(out),
                         "--no-analyze"], capture_output=True, text=True, timeout=600, cwd=str(ROOT),
                        stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr

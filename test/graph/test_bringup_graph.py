@@ -18,7 +18,7 @@ COMMANDS = "/forward_position_controller/commands"
 
 def _run(rths_cli, out, sets, *extra):
     t0 = time.monotonic()
-    p = rths_cli("run", "contact_1d", "--mode", "realtime", "--plant", "ros2_control", "--out", str(out), *extra,
+    p = rths_cli("run", "--no-plots", "contact_1d", "--mode", "realtime", "--plant", "ros2_control", "--out", str(out), *extra,
                  *[a for x in RC + sets for a in ("--set", x)], timeout=300)
     wall = time.monotonic() - t0
     lines = [ln for ln in (p.stdout + p.stderr).strip().splitlines() if ln.strip()]
@@ -68,7 +68,7 @@ def test_a_node_that_crashes_mid_run_aborts_it_and_the_platform_goes_safe(tmp_pa
     """An uncaught error in the platform node's callback (injected): the node's own ABORT names it and the error,
     the plant ramps to the safe pose (also when it shares the crashed node's process), the run is aborted."""
     out = tmp_path / ("crash-composed" if composed else "crash")
-    p = rths_cli("run", "contact_1d", "--out", str(out), "--set", "loop.duration_s=1.0", "--set",
+    p = rths_cli("run", "--no-plots", "contact_1d", "--out", str(out), "--set", "loop.duration_s=1.0", "--set",
                  "faults.crash_node=stewart_platform", "--set", "faults.crash_at_step=300",
                  *(["--composed"] if composed else []), timeout=300)
     last = p.stderr.strip().splitlines()[-1]

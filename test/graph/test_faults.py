@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_nan_wrench_aborts_with_the_reason_and_keeps_the_bag(tmp_path):
     out = tmp_path / "nan"
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out),
+    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "contact_1d", "--out", str(out),
                         "--set", "faults.nan_wrench_at_step=1500"], capture_output=True, text=True, timeout=600,
                        cwd=str(ROOT), stdin=subprocess.DEVNULL)
     assert p.returncode != 0

@@ -106,7 +106,7 @@ def test_graph_reproduces_the_virtual_run(tmp_path):
     """aff_learner (adapts, publishes theta, kind 'harmonic') and stewart_platform (u = W(t_k+1) theta_k through
     the platform path's add_feedforward) as separate processes, lockstep, 1.5 s: bit-exact against the virtual run."""
     out = tmp_path / "run"
-    p = rths("run", SCENARIO, "--out", str(out), "--set", "loop.duration_s=1.5", timeout=900)
+    p = rths("run", "--no-plots", SCENARIO, "--out", str(out), "--set", "loop.duration_s=1.5", timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     rec, s, _ = record_from_bag(out / "bag")
     assert "aff_learner" in s.run_nodes and s.aff.kind == "harmonic"
@@ -210,7 +210,7 @@ def test_graph_with_the_supervisor_reproduces_the_virtual_run(tmp_path):
     separate process, lockstep, 2.5 s: bit-exact against the virtual run, theta of the last step equal, and the
     supervisor has lowered mu_LMS within the window (0.005 -> 0.0020)."""
     out = tmp_path / "run"
-    p = rths("run", SUPERVISED, "--out", str(out), "--set", "loop.duration_s=2.5", timeout=900)
+    p = rths("run", "--no-plots", SUPERVISED, "--out", str(out), "--set", "loop.duration_s=2.5", timeout=900)
     assert p.returncode == 0, p.stdout + p.stderr
     rec, s, _ = record_from_bag(out / "bag")
     assert "aff_learner" in s.run_nodes and s.aff.harmonic.supervisor.enabled

@@ -22,7 +22,7 @@ def graph_run(tmp_path_factory):
     from pathlib import Path
     out = tmp_path_factory.mktemp(NAME) / "run"
     root = Path(__file__).resolve().parents[2]
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", NAME, "--composed", "--out", str(out)],
+    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", NAME, "--composed", "--out", str(out)],
                        capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
     return out

@@ -41,7 +41,7 @@ def _wait_for_steps(out: Path, steps: int, timeout_s: float) -> bool:
 
 def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path / "run"
-    p = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--out", str(out),
+    p = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "contact_1d", "--out", str(out),
                           "--set", "loop.duration_s=600"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, cwd=str(ROOT), stdin=subprocess.DEVNULL)
     try:
@@ -56,7 +56,7 @@ def _interrupted_run(tmp_path: Path, sig: int) -> tuple[subprocess.CompletedProc
     return subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr), out
 
 
-def test_ctrl_c_ramps_the_platform_to_the_safe_pose_and_the_run_is_reported_interrupted(tmp_path, rths_cli):
+def test_ctrl_c_ramps_the_platform_to_the_safe_pose_and_the_run_is_reported_interrupted(tmp_path, rths_local):
     p, out = _interrupted_run(tmp_path, signal.SIGINT)
     assert p.returncode == 130, (p.stdout, p.stderr)
     assert "interrupted by SIGINT; the platform was ramped to its safe pose (SAFE from sim_plant" in p.stderr, p.stderr
@@ -81,11 +81,11 @@ def test_ctrl_c_ramps_the_platform_to_the_safe_pose_and_the_run_is_reported_inte
     assert 500 < m["steps_recorded"] < m["steps_expected"] == s.loop.trials * (s.steps + 1)
     assert m["stable"] is not True
     assert "INTERRUPTED" in (out / "report.md").read_text()
-    # rths analyze: non-zero for the partial run unless --partial
-    a = rths_cli("analyze", str(out), "--out", str(tmp_path / "a"))
+    # rths analyze (called in this process): non-zero for the partial run unless --partial
+    a = rths_local("analyze", str(out), "--out", str(tmp_path / "a"))
     assert a.returncode == 3, (a.stdout, a.stderr)
     assert "run status: INTERRUPTED" in a.stdout and "--partial" in a.stderr
-    b = rths_cli("analyze", str(out), "--out", str(tmp_path / "b"), "--partial")
+    b = rths_local("analyze", str(out), "--out", str(tmp_path / "b"), "--partial")
     assert b.returncode == 0, b.stderr
     assert json.loads((tmp_path / "b" / "metrics.json").read_text())["status"] == "interrupted"
 

@@ -24,7 +24,7 @@ def graph_run(request, tmp_path_factory):
     name = request.param
     out = tmp_path_factory.mktemp(name) / "run"
     root = Path(__file__).resolve().parents[2]
-    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", name, "--composed", "--out", str(out)],
+    p = subprocess.run([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", name, "--composed", "--out", str(out)],
                        capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
     return name, out

@@ -15,7 +15,7 @@ from graph_equivalence import assert_graph_matches_virtual
 def test_fe_beam_through_the_graph_reproduces_the_virtual_run(tmp_path):
     out = tmp_path / "run"
     root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "contact_1d_fe_beam", "--composed", "--out", str(out)]
+    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "contact_1d_fe_beam", "--composed", "--out", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout + p.stderr
     rec, s, _ = assert_graph_matches_virtual(out / "bag", "contact_1d_fe_beam")

@@ -59,7 +59,7 @@ def test_the_table_line_is_all_the_scenario_needs():
 def graph_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("oscillator") / "run"
     root = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "contact_1d", "--composed", "--out", str(out)]
+    cmd = [sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "contact_1d", "--composed", "--out", str(out)]
     for s in SETS:
         cmd += ["--set", s]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)

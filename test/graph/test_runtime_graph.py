@@ -25,7 +25,7 @@ def _pids_with(marker: str) -> list[int]:
 
 def test_smoke_run_exchanges_custom_messages_and_records_them(rths_cli, tmp_path):
     out = tmp_path / "s"
-    p = rths_cli("run", "smoke", "--out", str(out), timeout=300)
+    p = rths_cli("run", "--no-plots", "smoke", "--out", str(out), timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     topics = read_bag(out / "bag")
     cmds = topics["/rths/interface_command"]
@@ -85,7 +85,7 @@ def test_two_simultaneous_runs_do_not_hear_each_other(tmp_path):
 
 def _start_long_smoke(out: Path) -> subprocess.Popen:
     """A 600 s smoke run in the background; returns once its nodes are running."""
-    proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "smoke", "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "smoke", "--out", str(out),
                              "--set", "loop.duration_s=600", "--no-analyze"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
     if wait_until_running(out):
@@ -135,7 +135,7 @@ def test_ctrl_c_stops_every_node(tmp_path):
 
 def test_realtime_smoke_reports_loop_statistics(rths_cli, tmp_path):
     out = tmp_path / "rt"
-    p = rths_cli("run", "smoke", "--mode", "realtime", "--out", str(out), "--set", "loop.duration_s=1.0",
+    p = rths_cli("run", "--no-plots", "smoke", "--mode", "realtime", "--out", str(out), "--set", "loop.duration_s=1.0",
                  timeout=300)
     # completed, or incomplete (exit 3) when a step's message never came in time and the record has a gap there
     # (separate processes on a 2-core machine): never aborted

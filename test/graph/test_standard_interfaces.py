@@ -139,7 +139,7 @@ def test_contact_1d_runs_stable_through_a_ros2_control_rig(tmp_path, rths_cli):
     # composed (the rig's emulator in its own process, talking over the rig's topics): with seven separate
     # processes in realtime a 2-core machine rarely closes the loop within a step (docs/performance.md), and this
     # test is about the rig's topics, not the process layout
-    p = rths_cli("run", "contact_1d", "--mode", "realtime", "--plant", "ros2_control", "--out", str(out),
+    p = rths_cli("run", "--no-plots", "contact_1d", "--mode", "realtime", "--plant", "ros2_control", "--out", str(out),
                  "--composed", *[a for x in sets for a in ("--set", x)], timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     topics = read_bag(out / "bag")

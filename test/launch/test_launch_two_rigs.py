@@ -37,7 +37,7 @@ def solo(tmp_path_factory):
     """metrics.json and events of a solo `rths run` of the same scenario."""
     from conftest import rths
     out = tmp_path_factory.mktemp("solo") / "run"
-    p = rths("run", "contact_1d", "--set", OVERRIDES, "--out", str(out), timeout=300)
+    p = rths("run", "--no-plots", "contact_1d", "--set", OVERRIDES, "--out", str(out), timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
     return json.loads((out / "metrics.json").read_text()), read_events(out)["events"]
 

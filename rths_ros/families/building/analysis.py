@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from rths_ros.analysis import figures
 from rths_ros.analysis.status import apply_status, no_loop_data, status_lines, status_of_bag
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import fault_reason
@@ -161,13 +162,13 @@ def analyze_building(rec: dict, s: scn.Scenario, out: Path) -> dict:
         }
     if rec.get("run_status") is not None:
         apply_status(metrics, rec["run_status"])
-    plots = plot_building(view, out)
+    plots = plot_building(view, out) if figures.enabled() else []
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, default=float))
     report = write_building_report(metrics, s, plots, out)
     Jc = metrics["J"]
     lines = (status_lines(rec["run_status"]) if rec.get("run_status") is not None else []) + [
              f"metrics: {out / 'metrics.json'}", f"report : {report}",
-             f"plots  : {', '.join(p_.name for p_ in plots)}",
+             figures.plots_line(plots),
              f"J1-J9 ({conv} convention): " + "  ".join(f"{c}={Jc[c]:.4g}" if Jc[c] is not None else f"{c}=nan"
                                                        for c in CRITERIA)]
     if metrics["aborted"]:
@@ -237,6 +238,8 @@ def write_building_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path
                   f"{cc['max_abs_J_difference']}).", ""]
     for p_ in plots:
         lines += [f"![{p_.stem}]({p_.name})", ""]
+    if not plots and not figures.enabled():
+        lines += [f"Figures {figures.NOT_DRAWN}.", ""]
     path = out / "report.md"
     path.write_text("\n".join(lines))
     return path

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rths_ros.analysis import figures
 from rths_ros.analysis.rig_run import add_core_check, core_check_lines, last_trial, report_head, write_outputs
 from rths_ros.app import scenario as scn
 from rths_ros.core.sysid.qualification import fourier_coefficient
@@ -149,7 +150,7 @@ def analyze_damper_rig(rec: dict, s: scn.Scenario, out: Path) -> dict:
     tr, n_trials, aborted, reason = last_trial(rec, s)
     m = damper_metrics(tr, s, aborted, reason)
     add_core_check(m, s, n_trials, aborted, lambda: _core_check(s, tr) if tr["k"].size > 2 else None)
-    plots = plot_damper(tr, s, int(round(m["eval_window_s"] / s.loop.dt_s)), out)
+    plots = plot_damper(tr, s, int(round(m["eval_window_s"] / s.loop.dt_s)), out) if figures.enabled() else []
     summary = []
     if "H_abs" in m:
         summary.append(f"|H| = {m['H_abs']:.4f}, phase {m['H_phase_deg']:+.2f} deg, |H - 1| = {m['H_error']:.4f} "

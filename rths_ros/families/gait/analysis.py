@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from rths_ros.analysis import figures
 from rths_ros.analysis.status import apply_status, status_lines
 from rths_ros.analysis.vector_record import vector_record_from_bag
 from rths_ros.app import scenario as scn
@@ -219,13 +220,15 @@ def analyze_gait_record(rec: dict, s: scn.Scenario, out: Path, loop: dict | None
     if rec.get("run_status") is not None:
         apply_status(m, rec["run_status"])
     m = _clean(m)
-    plots = plot_gait(g, out, vp.m_vpp_kg, vp.l0_l_m, vp.g_m_per_s2, prefix="gait")
-    gif = animate_stick_figure(g, out / "gait_stick.gif", r_h_m=vp.r_h_m, r_vpp_m=vp.r_vpp_m)
+    plots, gif = [], None
+    if figures.enabled():
+        plots = plot_gait(g, out, vp.m_vpp_kg, vp.l0_l_m, vp.g_m_per_s2, prefix="gait")
+        gif = animate_stick_figure(g, out / "gait_stick.gif", r_h_m=vp.r_h_m, r_vpp_m=vp.r_vpp_m)
     (out / "gait_metrics.json").write_text(json.dumps(m, indent=2))
     (out / "metrics.json").write_text(json.dumps(m, indent=2))
     report = write_gait_report(m, s, plots, gif, out)
     lines = (status_lines(rec["run_status"]) if rec.get("run_status") is not None else []) + [
-        f"metrics: {out / 'metrics.json'}", f"report : {report}", f"plots  : {', '.join(p.name for p in plots)}, {gif.name}"]
+        f"metrics: {out / 'metrics.json'}", f"report : {report}", figures.plots_line(plots, gif)]
     lines.append(_summary_line(m))
     return {"metrics": m, "lines": lines, "record": g}
 
@@ -376,7 +379,7 @@ def difference_notes(m: dict, s: scn.Scenario) -> list[str]:
     return notes
 
 
-def write_gait_report(m: dict, s: scn.Scenario, plots, gif: Path, out: Path) -> Path:
+def write_gait_report(m: dict, s: scn.Scenario, plots, gif: Path | None, out: Path) -> Path:
     pure = m.get("pure_vpp", {})
     basic = m.get("vpp_sim", {}) or {}
     lines = [f"# Gait run: {s.name}", "", s.description, "",
@@ -400,7 +403,10 @@ def write_gait_report(m: dict, s: scn.Scenario, plots, gif: Path, out: Path) -> 
               f"max |F_perp| {m['f_perp_max_abs_n']:.1f} N.", ""]
     for p in plots:
         lines.append(f"![{p.stem}]({p.name})")
-    lines.append(f"![stick figure]({gif.name})")
+    if gif is not None:
+        lines.append(f"![stick figure]({gif.name})")
+    else:
+        lines.append(f"Figures {figures.NOT_DRAWN}.")
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path

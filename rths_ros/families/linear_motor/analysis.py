@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rths_ros.analysis import figures
 from rths_ros.analysis.bartl_rigs import T_EVAL_S, cubic_measures
 from rths_ros.analysis.rig_run import add_core_check, core_check_lines, last_trial, report_head, write_outputs
 from rths_ros.app import scenario as scn
@@ -214,7 +215,8 @@ def analyze_linear_motor(rec: dict, s: scn.Scenario, out: Path) -> dict:
     m, r = linear_motor_metrics(tr, s, aborted, reason)
     add_core_check(m, s, n_trials, aborted, lambda: _core_check(s, r))
     ref = reference_motion(s.numerical.cubic_spring, r["t"])
-    plots = plot_linear_motor(r, ref, m.get("eval_window_s", 0.0) or float(r["t"][-1]), out)
+    plots = (plot_linear_motor(r, ref, m.get("eval_window_s", 0.0) or float(r["t"][-1]), out) if figures.enabled()
+             else [])
     summary = []
     if "ratio" in m:
         summary.append(f"y_EXP/y_VIR = {m['ratio']:.4f}, phase {m['phase_deg']:+.1f} deg, offset "

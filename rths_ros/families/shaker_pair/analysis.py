@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rths_ros.analysis import figures
 from rths_ros.analysis.bartl_rigs import BEAM_EVAL_S, beam_measures
 from rths_ros.analysis.rig_run import add_core_check, core_check_lines, last_trial, report_head, write_outputs
 from rths_ros.app import scenario as scn
@@ -196,7 +197,7 @@ def analyze_shaker_pair(rec: dict, s: scn.Scenario, out: Path) -> dict:
     tr, n_trials, aborted, reason = last_trial(rec, s)
     m, r = shaker_pair_metrics(tr, s, aborted, reason)
     add_core_check(m, s, n_trials, aborted, lambda: _core_check(s, r))
-    plots = plot_shaker_pair(r, m.get("eval_window_s", 0.0) or float(r["t"][-1]), out)
+    plots = plot_shaker_pair(r, m.get("eval_window_s", 0.0) or float(r["t"][-1]), out) if figures.enabled() else []
     summary = []
     if m.get("sync_error") is not None:
         summary.append(f"{'synchronised' if m['synchronised'] else 'NOT synchronised'} (tolerance {SYNC_TOL:g}): "
