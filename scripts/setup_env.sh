@@ -282,4 +282,25 @@ fi
 "$PY" -m compileall -qq -j 0 "$REPO/rths_ros" "$REPO/test" >/dev/null 2>&1 || true
 log "bytecode: compiled ($((SECONDS - step_s)) s)"
 
+# ---------------------------------------------------------------------------------------------------
+# numba kernels: every scenario's compiled kernels built once into numba's cache beside the sources
+# (rths_ros/runtime/precompile.py; about 80 s on 2 cores from nothing, 6 s when all are cached).  Without it the
+# first run compiles them (the gait model's alone about 45 s of CPU), and on a fresh clone the test suite's workers
+# and node processes, starting at once, each compiled the same kernels until one had written the cache.  Again
+# only when a Python source or a scenario changed (numba itself recompiles only what is stale).
+# ---------------------------------------------------------------------------------------------------
+step_s=$SECONDS
+kernels_key="$site_key|$(cd "$REPO" && find rths_ros config/scenarios "$LAB" -name '*.py' -o -name '*.yaml' \
+  | grep -v __pycache__ | LC_ALL=C sort | tr '\n' '\0' | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+if ! stamp_ok kernels "$kernels_key"; then
+  if (cd / && "$PY" -m rths_ros.runtime.precompile >"$STAMP_DIR/precompile.log" 2>&1); then
+    stamp_write kernels "$kernels_key"
+    log "numba kernels: $(tail -n 1 "$STAMP_DIR/precompile.log" | sed 's/^precompile: //')"
+  else
+    log "numba kernels: the warm-up failed (the first run compiles them; $STAMP_DIR/precompile.log)"
+  fi
+else
+  log "numba kernels: cached ($((SECONDS - step_s)) s)"
+fi
+
 log "done in $((SECONDS - start_s)) s"

@@ -1,7 +1,8 @@
 """Lockstep flow control: a recorder that stalls (a slow disk, a starved process) costs wall time, never data.
 
 The composed building benchmark produces samples faster than anything else here (4096 Hz, six loop topics).
-The recorder is frozen (SIGSTOP) for 3 s in mid-run: without flow control the writers' KEEP_ALL histories
+The recorder is frozen (SIGSTOP) for 3 s in mid-run (5 s of the benchmark, 20480 steps: several seconds of wall time
+on a 2-core machine): without flow control the writers' KEEP_ALL histories
 fill up and a publish fails; with it (config/qos.yaml, lockstep ``ack_every_steps``) the fast path waits and
 the bag holds every step exactly once."""
 from __future__ import annotations
@@ -23,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_frozen_recorder_loses_nothing(tmp_path):
     out = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "benchmark_building", "--composed",
-                             "--out", str(out), "--set", "loop.duration_s=10", "--no-analyze"],
+                             "--out", str(out), "--set", "loop.duration_s=5", "--no-analyze"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(ROOT),
                             stdin=subprocess.DEVNULL)
     try:
@@ -41,5 +42,5 @@ def test_a_frozen_recorder_loses_nothing(tmp_path):
     assert proc.returncode == 0, text
     cmds = read_bag(out / "bag", ["/rths/leg_command"])["/rths/leg_command"]
     ks = [int(m.step) for _, m in cmds]
-    n = scn.load("benchmark_building", ["loop.duration_s=10"]).steps
+    n = scn.load("benchmark_building", ["loop.duration_s=5"]).steps
     assert ks == list(range(1, n + 1)), (len(ks), ks[:3], ks[-3:])
