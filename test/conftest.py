@@ -223,6 +223,7 @@ SLOW = {
 # make test-quick within 90 s on a 2-core machine; CI runs them
 SLOW_BY_CPU = {
     "analysis/test_run_status.py": ALL,
+    "runtime/test_precompile.py": ALL,
     "analysis/test_analysis_face.py": {
         "test_cli_entry_runs_and_reanalyses_a_linear_sweep",
         "test_scenario_runner_vrths_backend",
