@@ -386,7 +386,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "with the operator e-stop (live.enabled=true; docs/live.md)")
     r.add_argument("--no-analyze", action="store_true", help="skip metrics/plots after the run")
     r.add_argument("--no-plots", action="store_true", help="the analysis without its figures: the same metrics.json "
-                   "and report.md, about 3 s sooner (batches of runs whose numbers are what is read)")
+                   "and report.md, about 2 s sooner (batches of runs whose numbers are what is read)")
     r.add_argument("--force", action="store_true", help="run an ILC series even if predicted to diverge")
     r.set_defaults(func=cmd_run)
     an = sub.add_parser("analyze", help="metrics, plots and report from a recorded bag")

@@ -1,7 +1,7 @@
 """Whether a run's analysis draws its figures.
 
 ``rths run --no-plots`` and ``rths analyze --no-plots`` compute and write the same metrics.json and report.md
-without the figures (PNG, the gait's stick-figure GIF): about 3 s less per run on a 2-core machine (the plotting
+without the figures (PNG, the gait's stick-figure GIF): about 2 s less per run on a 2-core machine (the plotting
 library's import and four figures), for batches of runs whose numbers are what is read.  The report and the
 printed summary say that the figures were not drawn.
 """
@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["enabled", "disabled", "plots_line", "NOT_DRAWN"]
+__all__ = ["enabled", "disabled", "plots_line", "not_drawn_lines", "NOT_DRAWN"]
 
 NOT_DRAWN = "not drawn (--no-plots)"
 _enabled = True
@@ -38,3 +38,8 @@ def plots_line(plots: Sequence[Path], *extra: Path | None) -> str:
     """The summary's ``plots  :`` line."""
     names = [p.name for p in plots] + [p.name for p in extra if p is not None]
     return f"plots  : {', '.join(names) if names else NOT_DRAWN}"
+
+
+def not_drawn_lines(plots: Sequence[Path]) -> list[str]:
+    """The report's lines that say the figures were switched off (none when figures were drawn or are on)."""
+    return [] if plots or _enabled else [f"Figures {NOT_DRAWN}.", ""]

@@ -205,8 +205,8 @@ def write_report(metrics: Mapping[str, Any], scenario: Mapping[str, Any] | None,
         lines += [f"| `{k}` | {_fmt(v)} |" for k, v in _flatten(scenario)] + [""]
 
     from rths_ros.analysis import figures
-    if not plots and not figures.enabled():
-        lines += ["## Figures", "", f"Figures {figures.NOT_DRAWN}.", ""]
+    if figures.not_drawn_lines(plots):
+        lines += ["## Figures", "", *figures.not_drawn_lines(plots)]
     if plots:
         lines += ["## Figures", ""]
         for pth in plots:

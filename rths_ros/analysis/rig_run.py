@@ -78,8 +78,7 @@ def write_outputs(rec: dict, m: dict, out: Path, report, plots: list[Path], summ
     lines = list(report(m))
     for p_ in plots:
         lines += [f"![{p_.stem}]({p_.name})", ""]
-    if not plots and not figures.enabled():
-        lines += [f"Figures {figures.NOT_DRAWN}.", ""]
+    lines += figures.not_drawn_lines(plots)
     path = out / "report.md"
     path.write_text("\n".join(lines))
     said = (status_lines(st) if st is not None else []) + [

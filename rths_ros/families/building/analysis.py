@@ -238,8 +238,7 @@ def write_building_report(m: dict, s: scn.Scenario, plots: list[Path], out: Path
                   f"{cc['max_abs_J_difference']}).", ""]
     for p_ in plots:
         lines += [f"![{p_.stem}]({p_.name})", ""]
-    if not plots and not figures.enabled():
-        lines += [f"Figures {figures.NOT_DRAWN}.", ""]
+    lines += figures.not_drawn_lines(plots)
     path = out / "report.md"
     path.write_text("\n".join(lines))
     return path

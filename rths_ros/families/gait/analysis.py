@@ -405,8 +405,7 @@ def write_gait_report(m: dict, s: scn.Scenario, plots, gif: Path | None, out: Pa
         lines.append(f"![{p.stem}]({p.name})")
     if gif is not None:
         lines.append(f"![stick figure]({gif.name})")
-    else:
-        lines.append(f"Figures {figures.NOT_DRAWN}.")
+    lines += figures.not_drawn_lines(plots)
     path = out / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path
