@@ -73,11 +73,12 @@ run_phase() {
   if [ "$SERIAL_RERUNS" -gt 0 ] && [ "$tier" != quick ]; then par+=(--reruns "$SERIAL_RERUNS" -rR); fi
   p0=$(date +%s.%N)
   # shellcheck disable=SC2086
+  # (the output also goes to $logdir/.phase-INDEX.out: the summary at the end lists every tier's failures)
   timeout $fg --kill-after=30 "$left" "${prio[@]}" \
     "$PYTHON" -m pytest test -q -p no:cacheprovider --basetemp="$tmpbase/phase-$1" --durations=25 \
     --timeout="$PYTEST_TIMEOUT_S" -m "$marks" "${par[@]}" \
-    $PYTEST_ARGS </dev/null
-  prc=$?
+    $PYTEST_ARGS </dev/null 2>&1 | tee "$logdir/.phase-$1.out"
+  prc=${PIPESTATUS[0]}
   p1=$(date +%s.%N)
   case $prc in
     0) ;;
@@ -130,13 +131,19 @@ if [ -n "$beside_pid" ]; then
   cat "$beside_log"
   order+=("$last")
 fi
+# the summary, last (a CI log is often read from its end): each tier's result line, its failed tests and reruns
+echo "== summary"
 for i in "${order[@]}"; do
   phase="${phases[$i]:-$beside_phase}"
   prc=1; wall="${phase%%|*}=0"
   if [ -f "$logdir/.phase-$i" ]; then read -r prc wall < "$logdir/.phase-$i"; fi
   walls+=("$wall")
   if [ "$prc" -ne 0 ] && [ "$rc" -eq 0 ]; then rc=$prc; fi
-  rm -f "$logdir/.phase-$i"
+  echo "-m \"${phase%%|*}\": exit $prc"
+  if [ -f "$logdir/.phase-$i.out" ]; then
+    grep -E '^(FAILED|ERROR|RERUN) |^=* ?[0-9]+ (passed|failed|error)|^\+* ?Timeout' "$logdir/.phase-$i.out" | sed 's/^/  /'
+  fi
+  rm -f "$logdir/.phase-$i" "$logdir/.phase-$i.out"
 done
 if [ "$rc" -eq 0 ]; then rm -rf "$tmpbase"; else echo "run_tests.sh: the tests' files are kept in $tmpbase" >&2; fi
 t1=$(date +%s.%N)

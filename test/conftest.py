@@ -13,6 +13,15 @@ ROOT = Path(__file__).resolve().parents[1]
 # their shared helpers (graph_equivalence.py) live here
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# hypothesis: the suite draws the same examples in every run (profile "ci", derandomized), so a red run means a
+# change, not an unlucky draw; HYPOTHESIS_PROFILE=explore draws new examples each run, to hunt for counterexamples
+# (a counterexample found so goes into the test as an @example; docs/building.md "Test tiers")
+from hypothesis import settings as _hypothesis_settings
+
+_hypothesis_settings.register_profile("ci", derandomize=True)
+_hypothesis_settings.register_profile("explore", derandomize=False)
+_hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
 
 def rths(*args: str, timeout: float = 600, check: bool = False, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run the `rths` command line (same interpreter) and capture its output."""

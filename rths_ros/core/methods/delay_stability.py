@@ -113,6 +113,10 @@ def tau_max_pade(case: DelayCase) -> float:
     a3, a2, a1, a0 = (np.array([slope[i], base[i]]) for i in range(4))   # each as a polynomial in c
     hurwitz = np.polysub(np.polymul(a2, a1), np.polymul(a3, a0))
     conds = (a3, a2, a1, a0, hurwitz)
+    if not np.any(a3):
+        # |H_0(inf)| = 1 exactly (phi = 1): the s^3 terms cancel for every delay and the closed loop is the
+        # quadratic a2 s^2 + a1 s + a0, stable iff its three coefficients are positive (no cubic condition)
+        conds = (a2, a1, a0)
     if any(np.polyval(q, _EPS) <= 0.0 for q in conds):
         return 0.0
     return min(_smallest_positive_root(q) for q in conds) / math.pi

@@ -14,10 +14,11 @@ import math
 import control
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rths_ros.core.methods.delay_stability import (
+    COUPLINGS,
     DelayCase,
     PLoopCase,
     p_loop_characteristic,
@@ -25,6 +26,7 @@ from rths_ros.core.methods.delay_stability import (
     p_loop_min_zeta_vir,
     p_loop_stable,
     p_loop_unstable_band,
+    pade_cubic,
     pade_stable,
     tau_crit_exact,
     tau_max_pade,
@@ -70,9 +72,29 @@ def test_stated_findings_of_the_delay_map():
     assert tau_max_pade(DelayCase(0.5, 1.0, 0.1, 0.1, "force")) > 0.0
 
 
+@pytest.mark.parametrize("coupling", COUPLINGS)
+@pytest.mark.parametrize("zv,ze", ((0.5, 0.0), (0.1, 0.1), (0.0, 0.3)))
+def test_unit_mass_ratio_where_the_cubic_drops_to_a_quadratic(coupling, zv, ze):
+    """phi = 1: |H_0(inf)| = 1 and the closed loop's s^3 coefficient is 0 for every delay; the limit then comes from
+    the quadratic's coefficients alone (a case the property test below once found: it was reported as 0, unstable
+    for any delay, while the poles were stable)."""
+    c = DelayCase(1.0, 1.0, zv, ze, coupling)
+    assert not np.any(pade_cubic(c, 0.3)[0])
+    t = tau_max_pade(c)
+    if t == 0.0:
+        assert not pade_stable(c, 1e-3)
+    elif math.isinf(t):
+        assert all(pade_stable(c, x) for x in (1e-3, 0.1, 1.0, 10.0))
+    else:
+        assert pade_stable(c, 0.995 * t) and not pade_stable(c, 1.005 * t)
+    if zv + ze > 0.0:
+        assert t > 0.0
+
+
 @settings(max_examples=150, deadline=None)
 @given(phi=st.floats(0.1, 10.0), kappa=st.floats(0.1, 10.0), zv=st.floats(0.005, 0.5), ze=st.floats(0.0, 0.5),
        coupling=st.sampled_from(("displacement", "force")))
+@example(phi=1.0, kappa=1.0, zv=0.5, ze=0.0, coupling="displacement")      # found by this test: phi = 1
 def test_pade_limit_matches_the_closed_loop_poles(phi, kappa, zv, ze, coupling):
     c = DelayCase(phi, kappa, zv, ze, coupling)
     t = tau_max_pade(c)
