@@ -129,7 +129,8 @@ def run_actions(context, plant_launch_file: str) -> list:
     if note:
         actions.append(LogInfo(msg=f"rths: {note}"))
     if composed:
-        specs = process_specs(scenario_path, nodes, out, composed=True)
+        specs = process_specs(scenario_path, nodes, out, composed=True,
+                              recorder_in_process=s.recording.composed_in_process(s.loop.mode))
         actions += [node_action(sp, env, s) for sp in specs]
     else:
         specs = process_specs(scenario_path, nodes, out)

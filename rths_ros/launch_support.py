@@ -175,26 +175,30 @@ def check_live_port(scenario: scn.Scenario) -> None:
 OWN_PROCESS_NODES = ("recorder", "live_view", "ros2_control_emulator")
 
 
-def process_groups(nodes: list[str] | tuple[str, ...], composed: bool) -> list[tuple[str, list[str]]]:
+def process_groups(nodes: list[str] | tuple[str, ...], composed: bool, recorder_in_process: bool = False
+                   ) -> list[tuple[str, list[str]]]:
     """(process name, nodes) per process.  Composed: the fast path and the other nodes share one
     process; the recorder, the live view and the emulated ros2_control rig keep their own
     (:data:`OWN_PROCESS_NODES`), so the recorder's disk writes and the live view's WebSocket clients never hold the
-    fast path's interpreter lock, and the emulated rig runs beside the graph as a real one would."""
+    fast path's interpreter lock, and the emulated rig runs beside the graph as a real one would.
+    ``recorder_in_process`` (``recording.in_process``, :meth:`RecordingParams.composed_in_process`): the recorder
+    joins the composed process and takes the loop messages from its local bus (a lockstep run's default)."""
     if not composed:
         return [(n, [n]) for n in nodes]
-    rest = [n for n in nodes if n not in OWN_PROCESS_NODES]
+    own = tuple(n for n in OWN_PROCESS_NODES if not (recorder_in_process and n == "recorder"))
+    rest = [n for n in nodes if n not in own]
     groups = [(COMPOSED_EXECUTABLE, rest)] if rest else []
-    groups += [(n, [n]) for n in nodes if n in OWN_PROCESS_NODES]
+    groups += [(n, [n]) for n in nodes if n in own]
     return groups
 
 
 def process_specs(scenario_path: Path | str, nodes: list[str] | tuple[str, ...], out: Path | str,
-                  composed: bool = False) -> list[NodeSpec]:
+                  composed: bool = False, recorder_in_process: bool = False) -> list[NodeSpec]:
     """One spec per process: the executable in lib/rths_ros and its arguments (the resolved scenario file
     and the run directory, as ``rths run`` passes them)."""
     base = ("--scenario", str(scenario_path), "--out", str(out))
     specs = []
-    for name, group in process_groups(list(nodes), composed):
+    for name, group in process_groups(list(nodes), composed, recorder_in_process):
         if len(group) > 1:
             specs.append(NodeSpec(name, COMPOSED_EXECUTABLE, ("--nodes", ",".join(group), *base), tuple(group)))
         else:

@@ -145,7 +145,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     out = Path(out).resolve()
     scenario_path = prepare_run_dir(scenario, out)
     nodes = list(scenario.run_nodes)
-    specs = process_specs(scenario_path, nodes, out, composed)
+    specs = process_specs(scenario_path, nodes, out, composed,
+                          composed and scenario.recording.composed_in_process(scenario.loop.mode))
     lease = lease if lease is not None else DomainLease(domain_id)
     env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}

@@ -123,6 +123,23 @@ def test_process_specs_separate_and_composed(tmp_path):
     assert [p.executable for p in comp] == ["composed", "recorder"]
     assert comp[0].arguments[:2] == ("--nodes", ",".join(n for n in nodes if n != "recorder"))
     assert set(PLANT_SIDE_NODES) & set(nodes) == {"ft_sensor", "sim_plant"}
+    # the recorder in the composed process (recording.in_process): one process, every node in it
+    inproc = process_specs(tmp_path / "scenario.yaml", nodes, tmp_path, composed=True, recorder_in_process=True)
+    assert [p.executable for p in inproc] == ["composed"] and set(inproc[0].nodes) == set(nodes)
+    # (a flag of composed runs only: separate processes stay one per node)
+    assert process_specs(tmp_path / "scenario.yaml", nodes, tmp_path, recorder_in_process=True) == sep
+
+
+@pytest.mark.parametrize("setting,lockstep,realtime", (("auto", True, False), ("always", True, True),
+                                                       ("never", False, False)))
+def test_recording_in_process_by_mode(setting, lockstep, realtime):
+    r = scn.load("contact_1d", [f"recording.in_process={setting}"]).recording
+    assert (r.composed_in_process("lockstep"), r.composed_in_process("realtime")) == (lockstep, realtime)
+
+
+def test_recording_in_process_refuses_other_values():
+    with pytest.raises(ParameterError, match="recording.in_process.*'sometimes'"):
+        scn.load("contact_1d", ["recording.in_process=sometimes"])
 
 
 def test_run_directory_prepared_and_a_recorded_run_refused(tmp_path):

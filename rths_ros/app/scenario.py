@@ -92,6 +92,15 @@ class RealtimeParams:
 class RecordingParams:
     enabled: bool = param(True, "", doc="record the run as a rosbag2 (false: the recorder node is not started)")
     storage: str = param("mcap", "", doc="rosbag2 storage plugin", choices=("mcap", "sqlite3"))
+    in_process: str = param("auto", "", doc="composed runs: the recorder in the composed process, taking each loop "
+                            "message from the local bus and writing it to the bag itself (no DDS copy per hop); "
+                            "auto = in lockstep, in its own process in realtime (its disk writes off the loop's "
+                            "interpreter); always; never (its own process, reading over DDS)",
+                            choices=("auto", "always", "never"))
+
+    def composed_in_process(self, mode: str) -> bool:
+        """Whether a composed run of loop mode ``mode`` keeps the recorder in the composed process."""
+        return self.in_process == "always" or (self.in_process == "auto" and mode == "lockstep")
 
 
 @dataclass(frozen=True)

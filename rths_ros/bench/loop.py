@@ -42,11 +42,14 @@ def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list
             res[c] = {"error": r.message.splitlines()[0]}
             log(f"  {c}: FAILED {res[c]['error']}")
             continue
-        _, _, loop = record_from_bag(d / "bag")
-        per_node = loop.pop("nodes", {})
+        beat = _beat_timing(d / "timing")
+        if (d / "bag").is_dir():
+            _, _, loop = record_from_bag(d / "bag")
+            per_node = loop.pop("nodes", {})
+        else:       # recording.enabled=false: no bag; the statistics each node wrote at its end
+            loop, per_node = _loop_from_timing(beat), _node_timings(d / "timing")
         loop["lost_messages"] = int(sum(n["lost_messages"] for n in per_node.values()))
         loop["qos_deadline_misses"] = int(sum(n["deadline_misses"] for n in per_node.values()))
-        beat = json.loads((d / "timing" / "sim_plant.json").read_text())
         loop["step_latency_p999_s"] = beat.get("latency_p999_s")
         loop["cpu_s"] = {p.stem: json.loads(p.read_text()).get("process_cpu_s") for p in (d / "timing").glob("*.json")}
         loop["steps_per_s"] = s.steps / (beat["period_mean_s"] * s.steps) if beat.get("period_mean_s") else None
@@ -60,6 +63,30 @@ def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list
             f"x real time {loop['realtime_factor']:.2f}")
     return res
 
+
+def _node_timings(timing_dir: Path) -> dict:
+    """Each node's end-of-run statistics (``OUT/timing/<node>.json``; run.json is the runner's)."""
+    return {p.stem: json.loads(p.read_text()) for p in sorted(timing_dir.glob("*.json")) if p.stem != "run"}
+
+
+def _beat_timing(timing_dir: Path) -> dict:
+    """The statistics of the node that set the beat (the plant of the run)."""
+    from rths_ros.runtime.topics import PLANT_PRODUCERS
+    for plant in PLANT_PRODUCERS:
+        p = timing_dir / f"{plant}.json"
+        if p.is_file():
+            return json.loads(p.read_text())
+    raise FileNotFoundError(f"no plant's timing ({', '.join(PLANT_PRODUCERS)}) in {timing_dir}")
+
+
+def _loop_from_timing(beat: dict) -> dict:
+    """The loop statistics of a run without a bag, from the beat node's own counts (the same quantities the bag's
+    /rths/timing carries)."""
+    steps = max(int(beat.get("steps") or 0), 1)
+    return {"deadline_miss_ratio": beat.get("deadline_misses", 0) / steps,
+            "step_latency_p50_s": beat["latency_p50_s"], "step_latency_p99_s": beat["latency_p99_s"],
+            "step_latency_max_s": beat["latency_max_s"], "period_jitter_s": beat["period_jitter_s"],
+            "period_mean_s": beat["period_mean_s"], "source": "timing/*.json (recording off: no bag)"}
 
 
 def markdown_loop(loop: dict) -> str:

@@ -3,7 +3,9 @@ rig also the controller's command topic (what left the plant).
 
 The scenario YAML (fully resolved) goes into the bag twice: as the first message of
 /rths/scenario (std_msgs/String) and as the bag's custom metadata ``rths.scenario``.
-Messages are taken as serialized CDR bytes and written unchanged.  The bag is closed on STOP
+Messages are taken as serialized CDR bytes and written unchanged.  In a composed process (lockstep by default,
+``recording.in_process``) the recorder takes the loop topics from the local bus instead, each message serialized
+once as it is handed over, and writes the same bag: no DDS copy per hop.  The bag is closed on STOP
 (after the publishers' final acknowledgements) and on ABORT or a signal, so it is readable in
 every case.
 """
@@ -52,11 +54,16 @@ class Recorder(RthsNode):
         self._safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0
         running = set(scenario.run_nodes)
         rq = record_qos(scenario.loop.qos)
+        bus = self.local_bus if (self.local_bus is not None and self.local_bus.recorder_local) else None
         for t in TOPICS:
             if t.producers and not (set(t.producers) & running):
                 continue
             qos = {"event": events_qos(), "diagnostics": diagnostics_qos()}.get(t.kind, rq)
             self.bag.add_topic(t.name, t.type)
+            if bus is not None and t.kind in ("control", "learner"):
+                # the loop topics of this process (every one is published on the local bus: control_publisher)
+                bus.subscribe(t.name, self._serializing_writer_for(t.name))
+                continue
             # a topic with producers: only the run's own publishers (rths_ros.runtime.guard), nothing foreign in the bag
             sub = (self.guard.subscription if t.producers else self.create_subscription)(
                 _msg_class(t.type), t.name, self._writer_for(t.name), qos, raw=True)
@@ -105,6 +112,17 @@ class Recorder(RthsNode):
             self._last_rx = time.monotonic()
             if final_timing is not None:
                 final_timing(data)
+        return cb
+
+    def _serializing_writer_for(self, topic: str):
+        """A local-bus subscriber: the message as the DDS reader would have received it (CDR), into the bag."""
+        from rclpy.serialization import serialize_message
+        write = self.bag.write_raw
+        clock = time.time_ns
+
+        def cb(msg) -> None:
+            write(topic, clock(), serialize_message(msg))
+            self._last_rx = time.monotonic()
         return cb
 
     def _final_timing(self, data: bytes) -> None:

@@ -10,10 +10,10 @@ What every node gets from :class:`RthsNode`:
   consumer that the scenario runs, and every subscription by its producer; the supervisor then sends
   START.  STOP ends the run, ABORT ends it with a reason;
 * lockstep flow control: every ``ack_every_steps`` steps a publisher waits for its readers' acks;
-* timing diagnostics (/rths/timing, /diagnostics) about once a second; the final report at STOP/ABORT waits for
-  its readers' acknowledgements; a JSON summary in OUT/timing/<node>.json at the end, with the start-up marks;
-* the run's names relative to the node's namespace (:mod:`~rths_ros.runtime.names`);
-* an orderly stop on SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`);
+* timing diagnostics (/rths/timing, /diagnostics) about once a second; the final report at STOP/ABORT waits for its
+  readers' acknowledgements; a JSON summary in OUT/timing/<node>.json at the end, with the start-up marks;
+* the run's names relative to the node's namespace (:mod:`~rths_ros.runtime.names`); an orderly stop on
+  SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`); ``RTHS_PROFILE_DIR`` (:mod:`~rths_ros.runtime.profiling`);
 * a bounded exit: a teardown that has not finished :data:`~rths_ros.runtime.teardown.TEARDOWN_S` = 10 s
   after it began writes every thread's stack to the log and exits: 1 before its files are written, its result
   code after (:mod:`rths_ros.runtime.teardown`).
@@ -21,6 +21,7 @@ What every node gets from :class:`RthsNode`:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
@@ -44,6 +45,7 @@ from rths_ros.runtime import fault_injection, guard, startup
 from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, node_of
 from rths_ros.runtime.names import RunNames
 from rths_ros.runtime.orderly_stop import OrderlyStop
+from rths_ros.runtime.profiling import profiled
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.ros_parameters import scenario_parameters
 from rths_ros.runtime.rt import apply_realtime
@@ -152,8 +154,8 @@ class RthsNode(RunNames, Node):
         pub = self.guard.publisher(topic, dds)        # writes the run's mark (rths_ros.runtime.guard)
         if self.local_bus is not None:
             self.local_bus.attach(self)
-            # only the recorder still reads over DDS; every other consumer is on the local bus
-            n = 1 if "recorder" in self.scenario.run_nodes and topic in BY_NAME else 0
+            # only a recorder of its own process still reads over DDS; every other consumer is on the local bus
+            n = int("recorder" in self.scenario.run_nodes and topic in BY_NAME and not self.local_bus.recorder_local)
             self._expect_pub.append((pub, topic, n))
             from rths_ros.runtime.local_bus import LocalPublisher
             return fault_injection.corrupting(self.scenario, topic, LocalPublisher(pub, self.local_bus, topic))
@@ -524,14 +526,11 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float, stop: Orderly
 
 
 def make_executor(kind: str):
-    """'events' (rclpy's EventsExecutor: callbacks dispatched from rmw events, far less Python per
-    message) or 'single_threaded' (the classic wait-set executor)."""
+    """'events' (rclpy's EventsExecutor: far less Python per message) or 'single_threaded' (the wait-set one)."""
     if kind == "events":
-        try:
+        with contextlib.suppress(ImportError):      # older rclpy: fall back, the run works the same
             from rclpy.experimental import EventsExecutor
             return EventsExecutor()
-        except ImportError:  # older rclpy: fall back, the run works the same
-            pass
     return SingleThreadedExecutor()
 
 
@@ -564,7 +563,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     executor = make_executor(scenario.realtime.executor)
     if len(node_classes) > 1 and scenario.realtime.local_bus:
         from rths_ros.runtime.local_bus import LocalBus
-        RthsNode.local_bus = LocalBus(scenario.loop.mode == "lockstep")
+        RthsNode.local_bus = LocalBus(scenario.loop.mode == "lockstep", any(c.role == "recorder" for c in node_classes))
     code = 0
     try:
         for cls in node_classes:
@@ -581,8 +580,9 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
         if scenario.realtime.gc_freeze:
             apply_realtime(gc_freeze=True)
         sp = scenario.safety
-        spin_nodes(nodes, executor, scenario.loop.timeout_s, stop,
-                   sp.watchdog_s + 5.0 + safe_ramp_bound_s(sp))
+        with profiled(prog):
+            spin_nodes(nodes, executor, scenario.loop.timeout_s, stop,
+                       sp.watchdog_s + 5.0 + safe_ramp_bound_s(sp))
         code = max((n.exit_code for n in nodes), default=0)
     except ParameterError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

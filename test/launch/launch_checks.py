@@ -116,7 +116,9 @@ def wait_for_run_end(proc_info, proc_output, run: LaunchedRun) -> None:
 def _process_names(run: LaunchedRun) -> list[str]:
     from rths_ros.launch_support import process_groups
     composed = str(run.args.get("composed", "false")).lower() == "true"
-    return [name for name, _ in process_groups(run.resolved().run_nodes, composed)]
+    s = run.resolved()
+    return [name for name, _ in process_groups(s.run_nodes, composed,
+                                               composed and s.recording.composed_in_process(s.loop.mode))]
 
 
 def ros2_launch(args: list[str], timeout_s: float = 180.0) -> tuple[int, str, float]:

@@ -1,0 +1,40 @@
+"""A lockstep composed run records in its own process (recording.in_process: the recorder takes the loop topics
+from the local bus): the bag holds what a run through separate processes records (topics, types, one message per
+step, the same values), and no recorder process was started.  Realtime composed runs keep the recorder in its own
+process (test/launch/test_launch_realtime_composed.py)."""
+from __future__ import annotations
+
+import numpy as np
+from shared_runs import shared_run
+
+from rths_ros.bag import read_bag
+from rths_ros.runtime.topics import TOPICS
+
+LOOP = [t.name for t in TOPICS if t.kind == "control"]
+
+
+def _topics(bag) -> dict[str, str]:
+    from rosbags.rosbag2 import Reader
+    with Reader(bag) as r:
+        return {c.topic: c.msgtype for c in r.connections}
+
+
+def test_composed_lockstep_run_writes_the_bag_of_a_processes_run_in_process():
+    comp = shared_run("contact_1d", composed=True, args=("--no-plots",))
+    proc = shared_run("contact_1d")
+    logs = sorted(p.stem for p in (comp.out / "logs").glob("*.log"))
+    assert "recorder" not in logs and any("composed" in name for name in logs), logs
+    assert _topics(comp.out / "bag") == _topics(proc.out / "bag")
+    a, b = read_bag(comp.out / "bag", LOOP), read_bag(proc.out / "bag", LOOP)
+    assert set(a) == set(b) and len(a) >= 6
+    n = 4001
+    for topic in a:
+        steps = [int(m.step) for _, m in a[topic]]
+        assert steps == list(range(steps[0], steps[0] + len(steps))) and len(steps) in (n, n - 1), topic
+        assert steps == [int(m.step) for _, m in b[topic]], topic
+    for topic, field in (("/rths/interface_force", "force"), ("/rths/interface_command", "position"),
+                         ("/rths/leg_command", "length"), ("/rths/leg_state", "length")):
+        x = np.array([np.asarray(getattr(m, field)) for _, m in a[topic]])
+        y = np.array([np.asarray(getattr(m, field)) for _, m in b[topic]])
+        assert np.array_equal(x, y), topic
+    assert "completed (4001 of 4001 steps recorded)" in comp.stdout
