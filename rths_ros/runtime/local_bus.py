@@ -113,7 +113,7 @@ class LocalBus:
 class LocalPublisher:
     """A DDS publisher whose messages are also handed to the in-process subscribers."""
 
-    __slots__ = ("dds", "bus", "topic", "_readers", "_recheck")
+    __slots__ = ("dds", "bus", "topic", "_readers", "_recheck", "_mark")
 
     #: with no DDS reader matched, the count is asked again every this many publishes (asking costs about 0.7 µs, a
     #: sixth of a composed step's own work per topic): an outside observer that joins mid-run (the live view, a
@@ -125,10 +125,15 @@ class LocalPublisher:
         self.dds, self.bus, self.topic = dds_publisher, bus, topic
         self._readers = False
         self._recheck = 0
+        #: the run's mark of a control topic (rths_ros.runtime.guard.MarkedPublisher): written before the local
+        #: delivery too, so a message is the same whether it went over DDS or not (the in-process recorder's bag)
+        self._mark = getattr(dds_publisher, "mark", None)
 
     def publish(self, msg) -> None:
         # local consumers first: the fast path completes before the copies for the recorder are
         # serialised (safe: no node changes a message it published until its next input arrives)
+        if self._mark is not None:
+            msg.header.frame_id = self._mark
         self.bus.deliver(self.topic, msg, drain=False)
         if not self._readers:
             self._recheck -= 1

@@ -29,6 +29,7 @@ def test_composed_lockstep_run_writes_the_bag_of_a_processes_run_in_process():
     assert set(a) == set(b) and len(a) >= 6
     n = 4001
     for topic in a:
+        assert {m.header.frame_id for _, m in a[topic]} == {m.header.frame_id for _, m in b[topic]}, topic  # the mark
         steps = [int(m.step) for _, m in a[topic]]
         assert steps == list(range(steps[0], steps[0] + len(steps))) and len(steps) in (n, n - 1), topic
         assert steps == [int(m.step) for _, m in b[topic]], topic

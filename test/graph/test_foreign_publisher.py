@@ -209,19 +209,23 @@ RECORDED = ["/rths/leg_state", "/rths/raw_wrench", "/rths/interface_force", "/rt
             "/rths/interface_state", "/rths/leg_command"]
 
 
-@pytest.mark.parametrize("composed,mark_filter", [(False, False), (False, True), (True, False)],
-                         ids=["processes", "processes-mark-filter", "composed"])
+@pytest.mark.parametrize("composed,mark_filter,in_process",
+                         [(False, False, "auto"), (False, True, "auto"), (True, False, "never"), (True, False, "auto")],
+                         ids=["processes", "processes-mark-filter", "composed-recorder-process",
+                              "composed-recorder-in-process"])
 def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_of_the_bag(tmp_path, composed,
-                                                                                           mark_filter):
+                                                                                           mark_filter, in_process):
     """The 1-D contact test (lockstep) while a foreign node floods every loop topic with NaN: the run completes,
     reproduces the virtual run bit for bit, every reader reported the intruder on each topic it reads, nothing
     invalid got through, and the bag holds none of its samples.  The publisher check dropped and counted them; with
     safety.mark_filter none reached any node's Python (the content filter dropped them: none counted).  Composed:
-    the loop goes over the local bus, which no DDS sample reaches; the recorder, the one reader over DDS there,
-    rejects them."""
+    the loop goes over the local bus, which no DDS sample reaches; the recorder of its own process, the one reader
+    over DDS there, rejects them.  Composed with the recorder in process (a lockstep run's default): the run has no
+    DDS reader of a loop topic, so the intruder (which publishes to matched readers only) sent nothing the run
+    could see, and the run equals the virtual run."""
     # 6 s of loop: DDS discovery between the intruder and every reader takes up to a few seconds on a loaded
     # machine, and a reader the intruder never matched would have nothing to reject
-    ov = ["loop.duration_s=6.0", f"safety.mark_filter={str(mark_filter).lower()}"]
+    ov = ["loop.duration_s=6.0", f"safety.mark_filter={str(mark_filter).lower()}", f"recording.in_process={in_process}"]
     s = scn.load("contact_1d", ov)
     lease = DomainLease()
     intruder = Intruder(lease.domain_id, s)
@@ -231,6 +235,14 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
         intruder.close()
     out = tmp_path / "run"
     assert r.code == 0, r.message
+    if composed and in_process != "never":
+        assert intruder.sent == 0                 # no reader of the run on any loop topic: nothing matched it
+        assert not (out / "logs" / "recorder.log").exists()
+        for node in list(READS) + ["recorder"]:
+            t = _timing(out, node)
+            assert t["foreign_messages"] == 0 and t["invalid_messages"] == 0 and t["abort_reason"] == "", node
+        assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
+        return
     assert intruder.sent > 1000
     readers = {"recorder": RECORDED} if composed else dict(READS, recorder=RECORDED)
     for node, topics in readers.items():
@@ -263,13 +275,13 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
 
 
-@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed"])
+@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed-recorder-process"])
 def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start_naming_both(tmp_path, composed):
     """A node named stewart_platform, in the run's namespace, started before the run and publishing leg commands:
     two publishers claim to be the run's stewart_platform, and the readers of /rths/leg_command (the plant, the
-    recorder; composed: the recorder, the one reader over DDS) cannot tell which is the run's.  The run never
-    starts: no START, nothing commanded, aborted with a first fault that names both gids."""
-    s = scn.load("contact_1d", ["loop.duration_s=1.0"])
+    recorder; composed: the recorder of its own process, the one reader over DDS) cannot tell which is the run's.
+    The run never starts: no START, nothing commanded, aborted with a first fault that names both gids."""
+    s = scn.load("contact_1d", ["loop.duration_s=1.0", "recording.in_process=never"])
     lease = DomainLease()
     impostor = Intruder(lease.domain_id, s, name="stewart_platform", topics=["/rths/leg_command"])
     try:
@@ -288,6 +300,27 @@ def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start
     assert rec["first_fault"]["node"] in ({"recorder"} if composed else {"sim_plant", "recorder"})
     plant = _timing(out, "composed" if composed and (out / "timing" / "composed.json").exists() else "sim_plant")
     assert plant.get("steps", 0) == 0, plant
+
+
+def test_an_impostor_before_a_composed_run_with_its_recorder_in_process_reaches_nothing(tmp_path):
+    """The same impostor before a lockstep composed run whose recorder takes the loop from the local bus: the run
+    has no DDS reader of /rths/leg_command, so nothing of it can mistake the impostor for its own platform; the
+    run completes, equal to the virtual run, and its bag holds only the run's own leg commands."""
+    ov = ["loop.duration_s=1.0"]
+    s = scn.load("contact_1d", ov)
+    lease = DomainLease()
+    impostor = Intruder(lease.domain_id, s, name="stewart_platform", topics=["/rths/leg_command"])
+    try:
+        impostor.wait_visible(lease.domain_id)
+        r = run_scenario(s, tmp_path / "run", composed=True, progress=False, lease=lease)
+    finally:
+        impostor.close()
+    out = tmp_path / "run"
+    assert r.code == 0, r.message
+    assert impostor.sent == 0
+    msgs = [m for _, m in read_bag(out / "bag", ["/rths/leg_command"])["/rths/leg_command"]]
+    assert len(msgs) == s.steps and all(m.header.frame_id == run_mark(s) for m in msgs)
+    assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
 
 
 def test_a_node_that_takes_a_producers_name_after_start_is_foreign_and_a_foreign_estop_still_aborts(tmp_path):
