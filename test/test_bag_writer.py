@@ -65,3 +65,42 @@ def test_sqlite_storage_takes_the_public_path(tmp_path):
     w.write_raw("/a", 5, typestore().serialize_cdr(string_msg("hi"), "std_msgs/msg/String"))
     w.close()
     assert [m.data for _, m in read_bag(tmp_path / "bag")["/a"]] == ["hi"]
+
+
+def _loop_messages():
+    """Every control topic's message, once with its sequences filled and once with them empty (the last field of an
+    InterfaceState or an AdaptiveFilter is a sequence)."""
+    import numpy as np
+
+    from rths_ros import msg as M
+    from rths_ros.runtime.topics import TOPICS
+    out = []
+    for t in TOPICS:
+        if t.kind != "control":
+            continue
+        cls = getattr(M, t.type.split("/")[-1])
+        seqs = [name for name, typ in cls.get_fields_and_field_types().items() if typ.startswith("sequence<double")]
+        for filled in (True, False):
+            m = cls()
+            m.step = 17
+            m.header.frame_id = "run-mark"
+            for name in seqs:
+                setattr(m, name, np.arange(3.0) + 0.5 if filled else [])
+            out.append((t.type, filled, m))
+    return out
+
+
+def test_in_process_serialization_reads_back_with_every_loop_type_and_empty_sequences():
+    from rths_ros.bag import cdr_serializer
+    ts = typestore()
+    cases = _loop_messages()
+    assert {typ for typ, _, _ in cases} >= {"rths_ros/msg/InterfaceState", "rths_ros/msg/AdaptiveFilter",
+                                            "rths_ros/msg/LegCommand"}
+    for typ, filled, m in cases:
+        data = cdr_serializer(typ)(m)
+        assert len(data) == 4 + ts.get_msgdef(typ).getsize_cdr(0, m, ts), (typ, filled)
+        back = ts.deserialize_cdr(data, typ)
+        assert int(back.step) == 17 and back.header.frame_id == "run-mark", typ
+        for name, t in type(m).get_fields_and_field_types().items():
+            if t.startswith("sequence<double"):
+                assert list(getattr(back, name)) == list(getattr(m, name)), (typ, name)

@@ -15,7 +15,7 @@ import time
 
 from rths_ros import msg as rths_msg
 from rths_ros.app import scenario as scn
-from rths_ros.bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, string_msg
+from rths_ros.bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, cdr_serializer, string_msg
 from rths_ros.msg import TestEvent
 from rths_ros.runtime.node import RthsNode, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos, record_qos
@@ -62,7 +62,7 @@ class Recorder(RthsNode):
             self.bag.add_topic(t.name, t.type)
             if bus is not None and t.kind in ("control", "learner"):
                 # the loop topics of this process (every one is published on the local bus: control_publisher)
-                bus.subscribe(t.name, self._serializing_writer_for(t.name))
+                bus.subscribe(t.name, self._serializing_writer_for(t.name, t.type))
                 continue
             # a topic with producers: only the run's own publishers (rths_ros.runtime.guard), nothing foreign in the bag
             sub = (self.guard.subscription if t.producers else self.create_subscription)(
@@ -114,9 +114,9 @@ class Recorder(RthsNode):
                 final_timing(data)
         return cb
 
-    def _serializing_writer_for(self, topic: str):
+    def _serializing_writer_for(self, topic: str, type_name: str):
         """A local-bus subscriber: the message as the DDS reader would have received it (CDR), into the bag."""
-        from rclpy.serialization import serialize_message
+        serialize_message = cdr_serializer(type_name)
         write = self.bag.write_raw
         clock = time.time_ns
 

@@ -39,3 +39,49 @@ def test_composed_lockstep_run_writes_the_bag_of_a_processes_run_in_process():
         y = np.array([np.asarray(getattr(m, field)) for _, m in b[topic]])
         assert np.array_equal(x, y), topic
     assert "completed (4001 of 4001 steps recorded)" in comp.stdout
+
+
+def test_in_process_bytes_have_the_wire_length_and_content_of_every_loop_type():
+    """Each control topic's message (sequences filled and empty) as the in-process recorder serializes it and as a
+    DDS subscription receives it: the same length, and rosbags reads the same message from both."""
+    import time
+
+    import rclpy
+    from test_bag_writer import _loop_messages
+
+    from rths_ros import msg as M
+    from rths_ros.bag import cdr_serializer, typestore
+    from rths_ros.runtime.domain import DomainLease
+    ts = typestore()
+    cases = _loop_messages()
+    lease = DomainLease()
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=lease.domain_id)
+    try:
+        node = rclpy.create_node("wire_probe", context=ctx)
+        got: dict[int, bytes] = {}
+        pubs = []
+        for i, (typ, _, _m) in enumerate(cases):
+            cls = getattr(M, typ.split("/")[-1])
+            node.create_subscription(cls, f"/probe_{i}", lambda d, i=i: got.setdefault(i, d), 10, raw=True)
+            pubs.append(node.create_publisher(cls, f"/probe_{i}", 10))
+        t_end = time.monotonic() + 20.0
+        while time.monotonic() < t_end and not all(p.get_subscription_count() for p in pubs):
+            time.sleep(0.05)
+        for p, (_, _, m) in zip(pubs, cases):
+            p.publish(m)
+        ex = rclpy.executors.SingleThreadedExecutor(context=ctx)
+        ex.add_node(node)
+        while time.monotonic() < t_end and len(got) < len(cases):
+            ex.spin_once(timeout_sec=0.05)
+        assert len(got) == len(cases)
+        for i, (typ, filled, m) in enumerate(cases):
+            ours = cdr_serializer(typ)(m)
+            assert len(ours) == len(got[i]), (typ, filled, len(ours), len(got[i]))
+            a, b = ts.deserialize_cdr(ours, typ), ts.deserialize_cdr(got[i], typ)
+            assert ts.serialize_cdr(a, typ) == ts.serialize_cdr(b, typ), (typ, filled)
+        ex.shutdown()
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+        lease.close()

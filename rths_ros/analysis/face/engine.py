@@ -76,6 +76,23 @@ def _call(run_point, point, save_to: str | None = None, retries: int = 0):
     return rec
 
 
+def _call_batch(run_point, items, retries: int = 0) -> list:
+    """Several points in one task, ``[(i, point, save_to)]`` -> ``[(i, record)]``: a task of a Dask cluster costs a
+    round trip through its scheduler, a point of contact_1d about 40 ms of work."""
+    return [(i, _call(run_point, pt, save_to, retries)) for i, pt, save_to in items]
+
+
+#: Dask tasks per worker thread of the cluster: enough for the last tasks to balance the workers' load, few enough
+#: that the per-task round trips stay a small part of a sweep
+TASKS_PER_WORKER = 8
+
+
+def batches(n: int, workers: int) -> list[range]:
+    """The points ``0 .. n-1`` in consecutive batches, about :data:`TASKS_PER_WORKER` per worker."""
+    size = max(1, -(-n // (TASKS_PER_WORKER * max(1, workers))))
+    return [range(i, min(n, i + size)) for i in range(0, n, size)]
+
+
 def open_cluster(address: str):
     """(client, cluster) of a Dask distributed cluster.  ``local:N`` starts a LocalCluster of N worker
     processes (one thread each, on 127.0.0.1, no dashboard) that is closed with the client; any other
@@ -149,15 +166,20 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
         try:
             client.run(_one_blas_thread)
             local_workers = local is not None    # a remote cluster's workers may not see this disk: save here
-            futs = {client.submit(_call, run_point, pt, str(point_file(i)) if local_workers else None, retries,
-                                  pure=False, key=f"face-{spec.name}-{i}-{time.time_ns()}"): i
-                    for i, pt in enumerate(points)}
-            for fut in dask_completed(list(futs)):
-                i = futs[fut]
-                records[i] = fut.result()
-                if not local_workers:
-                    _save_record(point_file(i), records[i])
-                done += 1
+            threads = sum(int(w.get("nthreads", 1)) for w in client.scheduler_info()["workers"].values())
+            # the runner goes to every worker once (not with each task); the points in batches (batches())
+            runner = client.scatter(run_point, broadcast=True, hash=False)
+            tag = time.time_ns()
+            futs = [client.submit(_call_batch, runner,
+                                  [(i, points[i], str(point_file(i)) if local_workers else None) for i in batch],
+                                  retries, pure=False, key=f"face-{spec.name}-{batch.start}-{tag}")
+                    for batch in batches(len(points), threads)]
+            for fut in dask_completed(futs):
+                for i, rec in fut.result():
+                    records[i] = rec
+                    if not local_workers:
+                        _save_record(point_file(i), rec)
+                    done += 1
                 report()
         finally:
             client.close()
