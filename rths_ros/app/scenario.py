@@ -83,7 +83,8 @@ class RealtimeParams:
     executor: str = param("events", "", doc="rclpy executor of every node process",
                           choices=("events", "single_threaded"))
     local_bus: bool = param(True, "", doc="composed runs: hand the loop messages between the nodes in the "
-                            "process directly (DDS only for the recorder); false: every hop over DDS")
+                            "process directly (DDS only for a recorder of its own process and outside observers); false: every hop "
+                            "over DDS")
     lifecycle_autostart: bool = param(True, "", doc="managed nodes (the plant, drivers) configure and activate "
                                       "themselves; false: wait for a lifecycle manager")
 
