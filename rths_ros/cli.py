@@ -439,6 +439,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--only", metavar="GROUPS", help="summary: comma-separated groups of "
                    "run,composed,vrths,face,realtime,tests (default all)")
     b.add_argument("--face-points", type=int, help="summary: FACE sweep points (default 200, quick 8)")
+    b.add_argument("--no-cluster", action="store_true", help="summary: no FACE sweep on a Dask cluster started "
+                   "from the command line (dask scheduler, dask worker)")
     b.add_argument("--rates", metavar="HZ,...", help="summary: realtime rates scanned from the highest "
                    "(default 1000,500,250,200,100)")
     b.add_argument("--rt-duration", type=float, help="summary: seconds of each realtime run (default 5, quick 1)")

@@ -170,12 +170,49 @@ def measure_face(sweep: Path, out: Path, configs: list[str], log=print) -> dict:
         d.mkdir(parents=True, exist_ok=True)
         code, t0, t1 = run_logged(rths_command() + args, d.parent / f"{d.name}.log", log)
         wall = t1 - t0
-        r = {"config": c, "points": n, "wall_s": wall, "points_per_s": n / wall, "exit_code": code,
-             "command": "rths " + " ".join(args), "log": str(d.parent / f"{d.name}.log")}
-        if code != 0 or not (d / "face.json").is_file():
-            r["error"] = _last_line(d.parent / f"{d.name}.log") or f"exit code {code}"
-        res[c] = r
-        log(f"      {wall:.1f} s, {n / wall:.1f} points/s" + (f", FAILED: {r['error']}" if "error" in r else ""))
+        res[c] = _face_result(c, n, args, d, code, wall, log)
+    return res
+
+
+def _face_result(config: str, n: int, args: list[str], d: Path, code: int, wall: float, log) -> dict:
+    from rths_ros.bench.dask_cluster import points_phase_s
+    log_path = d.parent / f"{d.name}.log"
+    r = {"config": config, "points": n, "wall_s": wall, "points_per_s": n / wall, "exit_code": code,
+         "command": "rths " + " ".join(args), "log": str(log_path),
+         "points_s": points_phase_s(log_path.read_text(errors="replace")) if log_path.is_file() else None}
+    if code != 0 or not (d / "face.json").is_file():
+        r["error"] = _last_line(log_path) or f"exit code {code}"
+    log(f"      {wall:.1f} s (points {r['points_s'] or float('nan'):.1f} s), {n / wall:.1f} points/s"
+        + (f", FAILED: {r['error']}" if "error" in r else ""))
+    return r
+
+
+def measure_face_cluster(sweep: Path, out: Path, workers: tuple[int, ...] = (1, 2), log=print) -> dict:
+    """The sweep on a Dask cluster started from the command line (:class:`~rths_ros.bench.dask_cluster.
+    CommandLineCluster`): ``cluster:1`` on one ``dask worker``, then ``cluster:2`` after a second one joined.  Before
+    each, a warm-up sweep of 8 points (the new worker imports the package and loads the compiled kernels once, as
+    a lab's long-running worker has done before its first sweep)."""
+    import yaml
+
+    from rths_ros.bench.dask_cluster import CommandLineCluster
+    n = len(yaml.safe_load(Path(sweep).read_text())["vary"]["values"])
+    warm = face_sweep_file(Path(out) / "warm-up", 8)
+    res = {}
+    with CommandLineCluster(Path(out) / "dask-logs") as cluster:
+        for w in workers:
+            while cluster.workers < w:
+                cluster.add_worker()
+            c = f"cluster:{w}"
+            wd = Path(out) / f"warm_{w}"
+            log(f"    {c}: dask scheduler + {w} dask worker(s) at {cluster.address}; warm-up sweep of 8 points")
+            run_logged(rths_command() + face_args(warm, wd, cluster.address), Path(out) / f"warm_{w}.log", log)
+            d = Path(out) / f"cluster_{w}"
+            args = face_args(sweep, d, cluster.address)
+            log(f"    rths {' '.join(args)}")
+            d.mkdir(parents=True, exist_ok=True)
+            code, t0, t1 = run_logged(rths_command() + args, d.parent / f"{d.name}.log", log)
+            res[c] = _face_result(c, n, args, d, code, t1 - t0, log)
+            res[c]["address"] = cluster.address
     return res
 
 

@@ -6,8 +6,9 @@ Groups of rows (``--only`` selects some; the others are listed as not measured):
   to START), loop (x real time), shutdown (STOP to every node ended), analysis and plots, whole command.
 * ``composed``: the lockstep loop with all nodes in one process, the recorder among them (x real time).
 * ``vrths``: the in-process virtual run of contact_1d, gait_vpp and benchmark_building (x real time).
-* ``face``: a FACE sweep of in-process runs of contact_1d (200 points) with ``--workers 1``, ``--workers 2``
-  and on a Dask LocalCluster of 1 and 2 workers.
+* ``face``: a FACE sweep of in-process runs of contact_1d (200 points) with ``--workers 1``, ``--workers 2``,
+  on a Dask LocalCluster of 1 and 2 workers, and on a Dask cluster started from the command line (``dask
+  scheduler`` and one, then two ``dask worker`` processes; :mod:`rths_ros.bench.dask_cluster`).
 * ``realtime``: the realtime separate-process loop scanned over rates (``loop.dt_s``) from the highest:
   the highest rate with <= 0.1 % deadline misses, the step latency and the cost per hop.
 * ``tests``: the last ``make test`` record (build/test_wall.json): wall time and result.
@@ -37,6 +38,10 @@ RATES_HZ = (1000.0, 500.0, 250.0, 200.0, 100.0)
 T_LOOP_X, T_STARTUP_S, T_ANALYSIS_S, T_WHOLE_S = 2.0, 3.0, 2.0, 8.0
 T_COMPOSED_X, T_VRTHS_X, T_FACE_S, T_TESTS_S = 8.0, 100.0, 10.0, 600.0
 T_QUICK_S = 90.0     # `make test-quick`, the tier a developer runs after every change
+#: a FACE sweep on a Dask cluster started from the command line: the points phase of two workers against one
+#: (>=), and against the process pool of as many workers (<=: no slower per worker)
+T_CLUSTER_SPEEDUP_X, T_CLUSTER_VS_POOL = 1.4, 1.0
+CLUSTER_WORKERS = (1, 2)
 
 
 @dataclass
@@ -52,6 +57,7 @@ class SummaryOptions:
     vrths_repeats: int | None = None          # full: 3; quick: 1
     face_points: int | None = None            # full: 200; quick: 8
     face_configs: tuple[str, ...] = FACE_CONFIGS
+    face_cluster: bool = True                  # also on a Dask cluster started from the command line
     rates_hz: tuple[float, ...] | None = None  # full: RATES_HZ; quick: 1000, 250
     rt_duration_s: float | None = None        # full: 5 s; quick: 1 s
     test_record: Path | None = field(default_factory=measure.default_test_record)
@@ -181,6 +187,52 @@ def rows_face(results: dict, opts: SummaryOptions, sweep: str = "SWEEP.yaml", re
             detail += f"; speed-up over workers=1: {base['wall_s'] / r['wall_s']:.2f}×"
         out.append(row(f"face.{c}", what, r["wall_s"], "s", op=op, limit=lim, command=r["command"], detail=detail,
                        shortened=short, comparable=not short))
+    return out
+
+
+def rows_face_cluster(results: dict, pool: dict, opts: SummaryOptions, sweep: str = "SWEEP.yaml",
+                      reason: str = "") -> list[dict]:
+    """The sweep on a Dask cluster started from the command line (``dask scheduler``, ``dask worker``): the whole
+    command on 1 and 2 workers, then the points phase (what the workers share; the analysis and the plots of the
+    command are the same on any number) of 2 workers against 1 and against the process pool of 2."""
+    out = []
+    short = opts.face_points != FACE_POINTS
+    cmd = f"rths face {sweep} --out OUT --cluster tcp://HOST:PORT"
+    for w in CLUSTER_WORKERS:
+        r = results.get(f"cluster:{w}")
+        what = (f"FACE sweep, {opts.face_points} in-process runs of contact_1d, Dask cluster from the command line: "
+                f"dask scheduler + {w} dask worker{'s' if w > 1 else ''}")
+        if r is None or "error" in r:
+            out.append(not_measured(f"face.cluster:{w}", what, "s", reason or (r or {}).get("error", "not selected"),
+                                    command=cmd))
+            continue
+        out.append(row(f"face.cluster:{w}", what, r["wall_s"], "s", command=r["command"],
+                       detail=f"{r['points_per_s']:.1f} points/s; points phase {_f(r.get('points_s'))}; after a "
+                              "warm-up sweep of 8 points on the same workers",
+                       shortened=short, comparable=not short))
+    one, two, p2 = results.get("cluster:1"), results.get("cluster:2"), (pool or {}).get("workers=2")
+    what = "FACE sweep on the Dask cluster: speed-up of 2 workers over 1 (points phase)"
+    if not (one and two and one.get("points_s") and two.get("points_s")):
+        out.append(not_measured("face.cluster_speedup", what, "x", reason or "the cluster rows were not measured",
+                                op=">=", limit=T_CLUSTER_SPEEDUP_X, command=cmd, target=f"≥ {T_CLUSTER_SPEEDUP_X:g}×"))
+    else:
+        x = one["points_s"] / two["points_s"]
+        out.append(row("face.cluster_speedup", what, x, "", op=">=", limit=T_CLUSTER_SPEEDUP_X, command=cmd,
+                       target=f"≥ {T_CLUSTER_SPEEDUP_X:g}×", display=f"{x:.2f}×",
+                       detail=f"points phase {one['points_s']:.1f} s on 1 worker, {two['points_s']:.1f} s on 2; whole "
+                              f"command {one['wall_s']:.1f} s and {two['wall_s']:.1f} s "
+                              f"({one['wall_s'] / two['wall_s']:.2f}×: start-up, analysis and plots are not shared)",
+                       shortened=short))
+    what = "FACE sweep, Dask cluster of 2 workers against the process pool of 2 (points phase, ratio)"
+    if not (two and p2 and two.get("points_s") and p2.get("points_s")):
+        out.append(not_measured("face.cluster_vs_pool", what, "", reason or "the cluster or pool row was not measured",
+                                op="<=", limit=T_CLUSTER_VS_POOL, command=cmd))
+    else:
+        ratio = two["points_s"] / p2["points_s"]
+        out.append(row("face.cluster_vs_pool", what, ratio, "", op="<=", limit=T_CLUSTER_VS_POOL, command=cmd,
+                       target=f"≤ {T_CLUSTER_VS_POOL:g} (no slower per worker)", display=f"{ratio:.2f}",
+                       detail=f"points phase {two['points_s']:.1f} s on the cluster, {p2['points_s']:.1f} s in the "
+                              "process pool (--workers 2)", shortened=short))
     return out
 
 
@@ -328,8 +380,17 @@ def run_summary(opts: SummaryOptions, out: Path, log=print) -> dict:
                                                        out / "face", list(opts.face_configs), log), log)
         raw["face"] = res
         rows += rows_face(res or {}, opts, str(sweep), why)
+        if opts.face_cluster:
+            head("FACE sweep on a Dask cluster started from the command line (dask scheduler, dask worker)")
+            cl, cwhy = _guard(lambda: measure.measure_face_cluster(sweep, out / "face" / "cluster", CLUSTER_WORKERS,
+                                                                   log), log)
+            raw["face_cluster"] = cl
+            rows += rows_face_cluster(cl or {}, res or {}, opts, str(sweep), cwhy)
+        else:
+            rows += rows_face_cluster({}, {}, opts, str(sweep), "not selected (--no-cluster)")
     else:
         rows += rows_face({}, opts, str(sweep), skip)
+        rows += rows_face_cluster({}, {}, opts, str(sweep), skip)
     if "realtime" in sel:
         head(f"realtime, separate processes: rates {', '.join(f'{h:g}' for h in opts.rates_hz)} Hz, "
              f"{opts.rt_duration_s:g} s each, from the highest")
@@ -425,7 +486,7 @@ def cmd_summary(a) -> int:
     out = Path(a.out) if a.out else default_out("bench")
     only = tuple(g.strip() for g in (a.only or ",".join(GROUPS)).split(",") if g.strip())
     opts = SummaryOptions(scenario=a.scenario, overrides=tuple(a.set), quick=a.quick, only=only,
-                          face_points=a.face_points, rates_hz=tuple(float(r) for r in a.rates.split(",") if r.strip())
+                          face_points=a.face_points, face_cluster=not a.no_cluster, rates_hz=tuple(float(r) for r in a.rates.split(",") if r.strip())
                           if a.rates else None, rt_duration_s=a.rt_duration,
                           test_record=Path(a.test_record) if a.test_record else measure.default_test_record())
     opts.resolved()                  # validate before anything runs

@@ -82,6 +82,26 @@ def _call_batch(run_point, items, retries: int = 0) -> list:
     return [(i, _call(run_point, pt, save_to, retries)) for i, pt, save_to in items]
 
 
+def _read_text(path: str) -> str | None:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return None
+
+
+def _workers_share_disk(client, out: Path) -> bool:
+    """Every worker of the cluster reads a file written here under the same path (so it can write the points)."""
+    import uuid
+    token = uuid.uuid4().hex
+    probe = out / f".workers-probe-{token}"
+    probe.write_text(token)
+    try:
+        seen = client.run(_read_text, str(probe))
+    finally:
+        probe.unlink(missing_ok=True)
+    return bool(seen) and all(v == token for v in seen.values())
+
+
 #: Dask tasks per worker thread of the cluster: enough for the last tasks to balance the workers' load, few enough
 #: that the per-task round trips stay a small part of a sweep
 TASKS_PER_WORKER = 8
@@ -165,7 +185,9 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
         client, local = open_cluster(cluster)
         try:
             client.run(_one_blas_thread)
-            local_workers = local is not None    # a remote cluster's workers may not see this disk: save here
+            # workers that see this disk (a LocalCluster's, a cluster on this machine or on a shared file system)
+            # save their points themselves; the others' records are saved here
+            local_workers = local is not None or _workers_share_disk(client, out)
             threads = sum(int(w.get("nthreads", 1)) for w in client.scheduler_info()["workers"].values())
             # the runner goes to every worker once (not with each task); the points in batches (batches())
             runner = client.scatter(run_point, broadcast=True, hash=False)
