@@ -91,6 +91,43 @@ def test_dask_local_cluster_gives_the_process_pool_numbers(tmp_path, capsys):
     assert [(p["e"], p["q"]) for p in a["points"]] == [(p["e"], p["q"]) for p in b["points"]]
 
 
+def test_a_cluster_started_from_the_command_line_gives_the_process_pool_numbers(tmp_path, capsys):
+    """`dask scheduler` and two `dask worker` processes (rths_ros.bench.dask_cluster), the sweep sent by address:
+    the same points as the process pool; the workers saw the output directory and saved the points themselves
+    (the probe file of that check is gone)."""
+    pytest.importorskip("distributed")
+    from rths_ros.bench.dask_cluster import CommandLineCluster
+    sweep = _contact_sweep(tmp_path / "d.yaml", "vrths", values=(0, 1, 3, 5, 7))
+    assert cli.main(["face", str(sweep), "--out", str(tmp_path / "pool"), "--workers", "2"]) == 0
+    with CommandLineCluster(tmp_path / "dask-logs") as cluster:
+        assert cluster.add_worker() == 1 and cluster.add_worker() == 2
+        assert cli.main(["face", str(sweep), "--out", str(tmp_path / "dask"), "--cluster", cluster.address]) == 0
+        assert "5/5 points done" in capsys.readouterr().out
+        pids = {p.pid for p in cluster.procs}
+    a, b = _face(tmp_path / "pool"), _face(tmp_path / "dask")
+    assert [(p["e"], p["q"]) for p in a["points"]] == [(p["e"], p["q"]) for p in b["points"]]
+    assert len(list((tmp_path / "dask" / "points").glob("point_*.npz"))) == 5
+    assert not list((tmp_path / "dask").glob(".workers-probe-*"))
+    for pid in pids:                                  # the with block stopped the scheduler and the workers
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_points_go_to_the_cluster_in_batches_of_about_eight_per_worker():
+    from rths_ros.analysis.face.engine import batches
+    assert batches(200, 2) == [range(i, min(200, i + 13)) for i in range(0, 200, 13)]
+    assert [list(b) for b in batches(5, 2)] == [[0], [1], [2], [3], [4]]
+    assert sum(len(b) for b in batches(1001, 3)) == 1001 and len(batches(1001, 3)) <= 24
+    assert batches(0, 4) == []
+
+
+def test_the_points_phase_is_read_from_the_progress_line():
+    from rths_ros.bench.dask_cluster import points_phase_s
+    text = ("  FACE s: [###---] 100/200 points done     3.1 s\r  FACE s: [######] 200/200 points done     6.4 s\n"
+            "verdict: ...")
+    assert points_phase_s(text) == 6.4
+    assert points_phase_s("  FACE s: [###---] 100/200 points done     3.1 s") is None
+
+
 def test_cluster_address_is_validated(tmp_path):
     pytest.importorskip("distributed")
     for bad in ("local:0", "local:x", ""):
