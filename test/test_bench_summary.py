@@ -23,7 +23,8 @@ from rths_ros.cli import main
 
 ROW_IDS = ["run.startup", "run.loop", "run.shutdown", "run.analysis", "run.whole", "composed", "vrths.contact_1d",
            "vrths.gait_vpp", "vrths.benchmark_building", "face.workers=1", "face.workers=2", "face.local:1",
-           "face.local:2", "realtime", "tests.wall", "tests.result", "tests.quick_wall"]
+           "face.local:2", "face.cluster:1", "face.cluster:2", "face.cluster_speedup", "face.cluster_vs_pool",
+           "realtime", "tests.wall", "tests.result", "tests.quick_wall"]
 
 
 def check_rows(rows: list[dict]) -> None:

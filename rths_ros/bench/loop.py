@@ -13,6 +13,8 @@ LOOP_CONFIGS = {
     "lockstep-processes": ("lockstep", False, []),
     "lockstep-composed": ("lockstep", True, []),
     "realtime-processes": ("realtime", False, []),
+    # the real-time practice for separate processes: SCHED_FIFO for every node process, pages locked
+    "realtime-processes-rt": ("realtime", False, ["realtime.priority=80", "realtime.mlockall=true"]),
     "realtime-composed": ("realtime", True, []),
     "realtime-composed-rt": ("realtime", True, ["realtime.priority=80", "realtime.mlockall=true"]),
     "realtime-composed-dds": ("realtime", True, ["realtime.local_bus=false"]),

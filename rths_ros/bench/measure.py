@@ -235,9 +235,11 @@ def dt_overrides(name: str, dt_s: float, overrides: list[str] = ()) -> list[str]
 
 
 def measure_realtime(name: str, rates_hz: list[float], duration_s: float, out: Path, overrides: list[str] = (),
-                     log=print, stop_at_first: bool = True) -> dict:
-    """``realtime-processes`` (:func:`rths_ros.bench.loop.bench_loop`) at each rate, highest first; with
-    ``stop_at_first`` the scan ends at the first rate whose deadline-miss ratio is <= :data:`MISS_RATIO_MAX`."""
+                     log=print, stop_at_first: bool = True, config: str = "realtime-processes") -> dict:
+    """``config`` (:data:`rths_ros.bench.loop.LOOP_CONFIGS`; default the separate processes with the scenario's own
+    settings: on a 2-core machine SCHED_FIFO for all six processes, ``realtime-processes-rt``, measured worse, as
+    the busy-waiting beat then starves the others; docs/performance.md) at each rate, highest first; with ``stop_at_first`` the scan ends at the first rate whose
+    deadline-miss ratio is <= :data:`MISS_RATIO_MAX`."""
     from rths_ros.bench.loop import bench_loop
     rows = []
     keys: list[str] = []
@@ -250,8 +252,8 @@ def measure_realtime(name: str, rates_hz: list[float], duration_s: float, out: P
             continue
         keys = [o.split("=", 1)[0] for o in dto]
         log(f"    {hz:g} Hz (dt {1e3 * dt:g} ms), {duration_s:g} s")
-        r = bench_loop(name, list(overrides) + dto, duration_s, ["realtime-processes"], Path(out) / f"{hz:g}hz",
-                       log=lambda m: log("    " + m))["realtime-processes"]
+        r = bench_loop(name, list(overrides) + dto, duration_s, [config], Path(out) / f"{hz:g}hz",
+                       log=lambda m: log("    " + m))[config]
         if "error" in r:
             rows.append({"hz": hz, "dt_s": dt, "error": r["error"]})
             continue
@@ -264,7 +266,7 @@ def measure_realtime(name: str, rates_hz: list[float], duration_s: float, out: P
         if stop_at_first and rows[-1]["passed"]:
             break
     passed = [r["hz"] for r in rows if r.get("passed")]
-    return {"scenario": name, "duration_s": duration_s, "rates": rows, "dt_keys": keys,
+    return {"scenario": name, "duration_s": duration_s, "rates": rows, "dt_keys": keys, "config": config,
             "best_hz": max(passed) if passed else None, "scanned_hz": [r["hz"] for r in rows],
             "miss_ratio_max": MISS_RATIO_MAX, "hops_per_step": HOPS_PER_STEP}
 
