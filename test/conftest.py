@@ -116,6 +116,9 @@ SERIAL = {
     # a UDP link to the emulated controller, whose watchdog trips when the test is starved (it ran at idle
     # priority beside the serial tier once and failed twice)
     "core/sysid/test_core_sysid.py": {"test_identification_over_the_platform_link_equals_the_in_process_rig"},
+    # UDP at 1-4 kHz from the emulated sensor: starved at idle priority beside the graph tier, the socket's buffer
+    # overflows and the kernel drops packets the test counts as the emulator's (a rerun in CI once)
+    "drivers/test_drivers_ati_netft.py": {"test_lost_and_out_of_order_counts_match_the_emulated_faults"},
     "graph/test_stress.py": ALL,
     "graph/test_watchdog.py": ALL,
     "launch/test_launch_realtime_composed.py": ALL,
