@@ -75,6 +75,19 @@ class BagWriter:
             self._w.write(conn, int(t_ns), data)
         self.count += 1
 
+    def raw_writer(self, topic: str):
+        """``write(t_ns, data)`` bound to ``topic`` (added before): :meth:`write_raw` without its per-message lookups,
+        for a recorder that writes every loop message in the loop's thread."""
+        conn = self._conns[topic]
+        fast, cid = self._fast, conn.id
+        if fast is None:
+            return lambda t_ns, data: self.write_raw(topic, t_ns, data)
+
+        def write(t_ns: int, data: bytes) -> None:
+            fast(cid, t_ns, data)
+            self.count += 1
+        return write
+
     def _fast_mcap_write(self):
         """The per-message work of rosbags' MCAP writer (``Writer.write`` + ``McapWriter.write``, rosbags
         0.10/0.11, pinned) in one function with one header pack: the same bytes and the same bookkeeping for about

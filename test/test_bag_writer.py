@@ -104,3 +104,20 @@ def test_in_process_serialization_reads_back_with_every_loop_type_and_empty_sequ
         for name, t in type(m).get_fields_and_field_types().items():
             if t.startswith("sequence<double"):
                 assert list(getattr(back, name)) == list(getattr(m, name)), (typ, name)
+
+
+def test_a_writer_bound_to_a_topic_writes_what_write_raw_writes(tmp_path):
+    msgs = _messages(900)
+    a = BagWriter(tmp_path / "a" / "bag")
+    b = BagWriter(tmp_path / "b" / "bag")
+    for w in (a, b):
+        for topic, typ, _, _ in msgs[:3]:
+            w.add_topic(topic, typ)
+    bound = {topic: b.raw_writer(topic) for topic, _, _, _ in msgs[:3]}
+    for topic, _, t, data in msgs:
+        a.write_raw(topic, t, data)
+        bound[topic](t, data)
+    a.close()
+    b.close()
+    assert a.count == b.count == len(msgs)
+    assert (tmp_path / "a" / "bag" / "bag.mcap").read_bytes() == (tmp_path / "b" / "bag" / "bag.mcap").read_bytes()

@@ -117,12 +117,12 @@ class Recorder(RthsNode):
     def _serializing_writer_for(self, topic: str, type_name: str):
         """A local-bus subscriber: the message as the DDS reader would have received it (CDR), into the bag."""
         serialize_message = cdr_serializer(type_name)
-        write = self.bag.write_raw
-        clock = time.time_ns
+        write = self.bag.raw_writer(topic)
+        clock, monotonic = time.time_ns, time.monotonic
 
         def cb(msg) -> None:
-            write(topic, clock(), serialize_message(msg))
-            self._last_rx = time.monotonic()
+            write(clock(), serialize_message(msg))
+            self._last_rx = monotonic()
         return cb
 
     def _final_timing(self, data: bytes) -> None:

@@ -36,6 +36,8 @@ class LocalBus:
         #: DDS publishers then have no reader of the run and publish nothing (but for an outside observer)
         self.recorder_local = recorder_local
         self.subscribers: dict[str, list] = collections.defaultdict(list)
+        #: per topic, a snapshot of its subscribers that delivery iterates (rebuilt when one joins or crashes)
+        self._snapshot: dict[str, tuple] = {}
         self.deferred_topics: set[str] = set()
         self._queue: collections.deque = collections.deque()
         self._depth = 0
@@ -54,6 +56,7 @@ class LocalBus:
 
     def subscribe(self, topic: str, callback, deferred: bool = False) -> None:
         self.subscribers[topic].append((callback, deferred and self.lockstep))
+        self._snapshot[topic] = tuple(self.subscribers[topic])
 
     def has_subscribers(self, topic: str) -> bool:
         return bool(self.subscribers.get(topic))
@@ -64,11 +67,16 @@ class LocalBus:
         with self._lock:
             self._depth += 1
             try:
-                for cb, deferred in tuple(self.subscribers.get(topic, ())):
+                for cb, deferred in self._snapshot.get(topic, ()):
                     if deferred:
                         self._queue.append((cb, msg))
-                    else:
-                        self._call(cb, msg)
+                        continue
+                    try:
+                        cb(msg)
+                    except Exception as exc:        # the subscriber crashed: off the bus (_crashed)
+                        self._crashed(cb, exc)
+                        continue
+                    self.delivered += 1
             finally:
                 self._depth -= 1
             if drain and self._depth == 0 and self._queue:
@@ -79,11 +87,15 @@ class LocalBus:
             cb(msg)
             self.delivered += 1
         except Exception as exc:        # the subscriber crashed: off the bus; the publisher goes on
-            if self.crashed is None:
-                self.crashed = exc
-            for subs in self.subscribers.values():
-                subs[:] = [(c, d) for c, d in subs if c is not cb]
-            self._queue = collections.deque((c, m) for c, m in self._queue if c is not cb)
+            self._crashed(cb, exc)
+
+    def _crashed(self, cb, exc: BaseException) -> None:
+        if self.crashed is None:
+            self.crashed = exc
+        for topic, subs in self.subscribers.items():
+            subs[:] = [(c, d) for c, d in subs if c is not cb]
+            self._snapshot[topic] = tuple(subs)
+        self._queue = collections.deque((c, m) for c, m in self._queue if c is not cb)
 
     def drain_if_idle(self) -> None:
         with self._lock:

@@ -172,36 +172,37 @@ class RthsNode(RunNames, Node):
         Python side: an arrival gap longer than the deadline is a deadline miss, a gap in the step
         index is a lost message.  The loop guard comes first (rths_ros.runtime.guard).
         """
-        callback = self._watched(topic, callback)
         if self.local_bus is not None:   # in-process delivery: no foreign publisher can reach it
-            self.local_bus.subscribe(topic, self.guard.validated(topic, self._monitored(callback)),
+            self.local_bus.subscribe(topic, self.guard.validated(topic, self._monitored(callback, topic)),
                                      deferred=topic in self.beat_inputs)
             return None
         kw = {}
         if self.scenario.realtime.executor == "single_threaded":
             kw["event_callbacks"] = SubscriptionEventCallbacks(deadline=self._on_deadline, message_lost=self._on_lost)
+            callback = self._watched(topic, callback)
         else:
-            callback = self._monitored(callback)
+            callback = self._monitored(callback, topic)
         sub = self.guard.subscription(msg_type, topic, self.guard.validated(topic, callback), self.cq.reader_profile,
                                       **kw)
         if expect_producer:
             self._expect_sub.append((sub, topic))
         return sub
 
-    def _monitored(self, callback):
-        deadline_ns = int(self.cq.deadline_s * 1e9)
-        timing = self.timing
-        state = {"last_ns": 0, "last_step": -1}
+    def _monitored(self, callback, topic: str):
+        """Deadline misses and lost messages counted, and each arrival recorded for the watchdog (_watched)."""
+        entry, timing = self._watch.setdefault(topic, [0, -1, False]), self.timing
+        deadline_ns, last_ns, last_step = int(self.cq.deadline_s * 1e9), 0, -1
 
         def cb(msg):
-            now = time.monotonic_ns()
-            if deadline_ns and state["last_ns"] and now - state["last_ns"] > deadline_ns and not self.done:
+            nonlocal last_ns, last_step
+            now, k = time.monotonic_ns(), msg.step
+            if deadline_ns and last_ns and now - last_ns > deadline_ns and not self.done:
                 timing.deadline_misses += 1
-            state["last_ns"] = now
-            k = msg.step
-            if state["last_step"] >= 0 and k > state["last_step"] + 1:
-                timing.lost_messages += int(k - state["last_step"] - 1)
-            state["last_step"] = k
+            if last_step >= 0 and k > last_step + 1:
+                timing.lost_messages += int(k - last_step - 1)
+            last_ns = entry[0] = now
+            last_step = entry[1] = k
+            entry[2] = True
             callback(msg)
         return cb
 
@@ -212,9 +213,7 @@ class RthsNode(RunNames, Node):
         entry = self._watch.setdefault(topic, [0, -1, False])
 
         def cb(msg):
-            entry[0] = time.monotonic_ns()
-            entry[1] = msg.step
-            entry[2] = True
+            entry[0], entry[1], entry[2] = time.monotonic_ns(), msg.step, True
             callback(msg)
         return cb
 
