@@ -243,6 +243,9 @@ def cmd_reference(a) -> int:
     return 0
 
 
+LOOP_CONFIGS_DEFAULT = "lockstep-processes,lockstep-composed,realtime-processes,realtime-composed"
+
+
 def cmd_bench(a) -> int:
     from rths_ros import bench
     if a.what == "summary":            # every target of what users wait for (rths_ros/bench/summary.py)
@@ -265,8 +268,11 @@ def cmd_bench(a) -> int:
             data["core_without_numba"] = bench.bench_core_without_numba(a.scenario, a.set)
             md += ["", bench.markdown_core_compare(data["core"], data["core_without_numba"])]
             print(bench.markdown_core_compare(data["core"], data["core_without_numba"]))
+    if a.what == "hops":               # the step split into its hops (rths_ros/bench/hops.py)
+        from rths_ros.bench.hops import cmd_hops
+        return cmd_hops(a)
     if a.what in ("loop", "all"):
-        configs = [c for c in a.configs.split(",") if c]
+        configs = [c for c in (a.configs or LOOP_CONFIGS_DEFAULT).split(",") if c]
         data["loop"] = bench.bench_loop(a.scenario, a.set, a.duration, configs, out)
         md += ["", bench.markdown_loop(data["loop"])]
         print(bench.markdown_loop(data["loop"]))
@@ -424,16 +430,19 @@ def build_parser() -> argparse.ArgumentParser:
     co.set_defaults(func=cmd_compare)
     b = sub.add_parser("bench", help="measure what users wait for (default: the summary of every target), the "
                        "loop and the per-step cost of the core objects")
-    b.add_argument("what", nargs="?", default="summary", choices=("summary", "core", "loop", "all", "safety", "flood", "launch", "fe"),
-                   help="summary (default): every target in one run; or one of the detailed benches")
+    b.add_argument("what", nargs="?", default="summary",
+                   choices=("summary", "core", "loop", "hops", "all", "safety", "flood", "launch", "fe"),
+                   help="summary (default): every target in one run; or one of the detailed benches (hops: where a "
+                   "step's time goes, per topic and node)")
     b.add_argument("scenario", nargs="?", default="contact_1d",
                    help="scenario name (default contact_1d); with `launch`, `all` runs every scenario")
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run (flood: default 4)")
     b.add_argument("--runs", type=int, default=3, help="flood: runs of each case")
     b.add_argument("--loop-rate", type=float, help="flood: the loop's rate in Hz (default: the scenario's)")
-    b.add_argument("--configs", default="lockstep-processes,lockstep-composed,realtime-processes,realtime-composed",
-                   help="comma-separated loop configurations")
+    b.add_argument("--configs", default=None, help="comma-separated loop configurations (loop: lockstep-processes,"
+                   "lockstep-composed,realtime-processes,realtime-composed; hops: lockstep-processes,realtime-processes)")
+    b.add_argument("--run", metavar="DIR", help="hops: analyse this run (made with --set recording.hop_log=true)")
     b.add_argument("--no-numba-compare", action="store_true", help="skip the run with numba's JIT disabled")
     b.add_argument("--quick", action="store_true", help="summary: shortened workloads (labelled as such)")
     b.add_argument("--only", metavar="GROUPS", help="summary: comma-separated groups of "

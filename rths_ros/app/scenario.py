@@ -99,6 +99,10 @@ class RecordingParams:
                             "interpreter); always; never (its own process, reading over DDS)",
                             choices=("auto", "always", "never"))
 
+    hop_log: bool = param(False, "", doc="each node logs when it published and when it took each loop message "
+                          "(OUT/timing/<node>.hops.npz): the step split into its hops and each node's own work, "
+                          "`rths bench hops OUT` (docs/performance.md); about 0.3 µs per message")
+
     def composed_in_process(self, mode: str) -> bool:
         """Whether a composed run of loop mode ``mode`` keeps the recorder in the composed process."""
         return self.in_process == "always" or (self.in_process == "auto" and mode == "lockstep")

@@ -260,6 +260,15 @@ def row_realtime(m: dict | None, opts: SummaryOptions, reason: str = "") -> dict
                  f"take p50 {_f(lat['latency_p50_s'], 1e3, '.2f', ' ms')} (≈ "
                  f"{_f(lat['hop_p50_s'], 1e3, '.2f', ' ms')} per hop), p99.9 "
                  f"{_f(lat['latency_p999_s'], 1e3, '.2f', ' ms')}; a response later than dt is a miss")
+    h = rates[0].get("hops") if rates else None
+    if h:
+        def p(seg: str, q: str) -> str:
+            return _f(h.get(seg, {}).get(q), 1e3, ".3f", "")
+        transports = [k for k in h if k.endswith("transport")]
+        works = [k for k in h if k.endswith("work")]
+        limit += (f"; where the step's time goes at {rates[0]['hz']:g} Hz (hop logs, {rates[0].get('hops_png')}): "
+                  + ", ".join(f"{k} p50 {p(k, 'p50_s')} / p99.9 {p(k, 'p999_s')} ms" for k in transports + works)
+                  + f"; round trip p50 {p('step round trip', 'p50_s')} / p99.9 {p('step round trip', 'p999_s')} ms")
     keys = [k for k in m.get("dt_keys", []) if k != "loop.dt_s"]
     also = f"; with loop.dt_s the scenario requires {', '.join(keys)} = dt as well" if keys else ""
     also += "; settings counted in steps (safety.watchdog_steps, sim_plant.command_delay_steps) scale with dt"

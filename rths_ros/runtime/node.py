@@ -21,7 +21,6 @@ What every node gets from :class:`RthsNode`:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import signal
 import sys
@@ -33,7 +32,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.duration import Duration
 from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 from rths_ros.app import scenario as scn
@@ -41,8 +40,9 @@ from rths_ros.app.run_status import interrupt_reason
 from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError
-from rths_ros.runtime import fault_injection, guard, startup
+from rths_ros.runtime import fault_injection, guard, hop_log, startup
 from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, node_of
+from rths_ros.runtime.executors import make_executor
 from rths_ros.runtime.names import RunNames
 from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.profiling import profiled
@@ -97,6 +97,7 @@ class RthsNode(RunNames, Node):
         self.cq = control_qos(scenario.loop.qos, self.dt)
         self.timing = TimingStats()
         self.guard = guard.LoopGuard(self)   # the publisher check and the message validation of the loop topics
+        self.hops = hop_log.for_node(scenario)     # recording.hop_log (rths_ros.runtime.hop_log)
         self.done = False
         self.exit_code = 0
         self.abort_reason = ""
@@ -158,10 +159,11 @@ class RthsNode(RunNames, Node):
             n = int("recorder" in self.scenario.run_nodes and topic in BY_NAME and not self.local_bus.recorder_local)
             self._expect_pub.append((pub, topic, n))
             from rths_ros.runtime.local_bus import LocalPublisher
-            return fault_injection.corrupting(self.scenario, topic, LocalPublisher(pub, self.local_bus, topic))
+            return self.hops.publisher(topic, fault_injection.corrupting(
+                self.scenario, topic, LocalPublisher(pub, self.local_bus, topic)))
         n = expected_consumers(topic, self.scenario) if topic in BY_NAME else 0
         self._expect_pub.append((pub, topic, n))
-        return fault_injection.corrupting(self.scenario, topic, pub)
+        return self.hops.publisher(topic, fault_injection.corrupting(self.scenario, topic, pub))
 
     def control_subscription(self, msg_type, topic: str, callback, expect_producer: bool = True):
         """Subscription with the run's control QoS.
@@ -190,12 +192,14 @@ class RthsNode(RunNames, Node):
 
     def _monitored(self, callback, topic: str):
         """Deadline misses and lost messages counted, and each arrival recorded for the watchdog (_watched)."""
-        entry, timing = self._watch.setdefault(topic, [0, -1, False]), self.timing
+        entry, timing, arrived = self._watch.setdefault(topic, [0, -1, False]), self.timing, self.hops.arrival(topic)
         deadline_ns, last_ns, last_step = int(self.cq.deadline_s * 1e9), 0, -1
 
         def cb(msg):
             nonlocal last_ns, last_step
             now, k = time.monotonic_ns(), msg.step
+            if arrived is not None:
+                arrived(k, now)
             if deadline_ns and last_ns and now - last_ns > deadline_ns and not self.done:
                 timing.deadline_misses += 1
             if last_step >= 0 and k > last_step + 1:
@@ -463,6 +467,7 @@ class RthsNode(RunNames, Node):
             d = self.out_dir / "timing"
             d.mkdir(parents=True, exist_ok=True)
             (d / f"{self.role}.json").write_text(json.dumps(self.timing_summary(), indent=2, default=str))
+            self.hops.save(d, self.role)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -522,15 +527,6 @@ def spin_nodes(nodes: list[RthsNode], executor, deadline_s: float, stop: Orderly
         faulthandler.cancel_dump_traceback_later()
     if crashed is not None:
         raise CallbackCrash(crashed)
-
-
-def make_executor(kind: str):
-    """'events' (rclpy's EventsExecutor: far less Python per message) or 'single_threaded' (the wait-set one)."""
-    if kind == "events":
-        with contextlib.suppress(ImportError):      # older rclpy: fall back, the run works the same
-            from rclpy.experimental import EventsExecutor
-            return EventsExecutor()
-    return SingleThreadedExecutor()
 
 
 def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None, prog: str | None = None) -> int:

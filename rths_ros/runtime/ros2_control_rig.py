@@ -32,7 +32,6 @@ import time
 
 import numpy as np
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -46,6 +45,7 @@ from rths_ros.drivers.ros2_control import (
 from rths_ros.params import ParameterError
 from rths_ros.runtime.clock import RealtimeClock
 from rths_ros.runtime.domain import DomainLease
+from rths_ros.runtime.executors import make_executor
 from rths_ros.runtime.node import stamp_ns
 from rths_ros.runtime.standard_interfaces import driver_qos, standard_qos
 
@@ -120,16 +120,6 @@ def command_refusal(lengths, previous, limits: tuple[float, float, float], dt_s:
     return None
 
 
-def _executor(ctx):
-    """rclpy's EventsExecutor (far less Python per message: the rig, the emulator's thread and this executor
-    share one interpreter), or the classic one where the EventsExecutor is missing."""
-    try:
-        from rclpy.experimental import EventsExecutor
-        return EventsExecutor(context=ctx)
-    except ImportError:
-        return SingleThreadedExecutor(context=ctx)
-
-
 class Ros2ControlRig:
     """A ros2_control hexapod (or its emulator) as a context manager (module doc).
 
@@ -197,7 +187,7 @@ class Ros2ControlRig:
             self._pub = self._node.create_publisher(Float64MultiArray, self.p.command_topic, standard_qos(10))
             self._node.create_subscription(JointState, self.p.joint_state_topic, self._on_joint_state,
                                            driver_qos(1000))
-            self._executor = _executor(self._ctx)
+            self._executor = make_executor("events", self._ctx)
             self._executor.add_node(self._node)
             if self.p.emulate:
                 from rths_ros.runtime.ros2_control_emulator import Ros2ControlEmulatorNode
