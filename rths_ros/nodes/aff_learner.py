@@ -35,7 +35,7 @@ import numpy as np
 
 from rths_ros.app import factory
 from rths_ros.msg import AdaptiveFilter, InterfaceCommand, InterfaceForce, InterfaceState, LegCommand, LegState
-from rths_ros.runtime.node import RthsNode, node_main
+from rths_ros.runtime.node import RthsNode, node_main, set_stamp
 
 
 class AffLearnerNode(RthsNode):
@@ -137,7 +137,7 @@ class AffLearnerNode(RthsNode):
     def _publish(self, k: int, t0: int) -> None:
         """The coefficients after step k; the next step is due."""
         m = self.msg
-        m.header.stamp = self.get_clock().now().to_msg()
+        set_stamp(m.header.stamp, time.time_ns())     # (the wall clock, as every loop stamp)
         m.step = k
         m.coefficients = self.aff.coefficients.ravel()
         m.gains = [float(g) for g in self.aff.gains]

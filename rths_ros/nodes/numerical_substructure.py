@@ -78,7 +78,7 @@ class NumericalSubstructureNode(RthsNode):
 
     def publish_command(self, k: int, origin_k: int, origin_ns: int) -> None:
         m = self.msg
-        m.header.stamp = self.get_clock().now().to_msg()
+        set_stamp(m.header.stamp, time.time_ns())     # (the wall clock, as every loop stamp)
         m.step = k
         m.position, m.velocity = self.model.command()
         m.origin_step = origin_k

@@ -15,7 +15,7 @@ import time
 
 from rths_ros.app import factory
 from rths_ros.msg import InterfaceCommand, InterfaceForce, InterfaceState, PassivityState
-from rths_ros.runtime.node import RthsNode, node_main
+from rths_ros.runtime.node import RthsNode, node_main, set_stamp
 
 
 class PassivityControllerNode(RthsNode):
@@ -72,7 +72,7 @@ class PassivityControllerNode(RthsNode):
             self.f_d_prev = f_d
             self.next_k = k + 1
             c, m = self.ctrl, self.msg
-            m.header.stamp = self.get_clock().now().to_msg()
+            set_stamp(m.header.stamp, time.time_ns())     # (the wall clock, as every loop stamp)
             m.step = k
             m.p_error, m.p_tot = c.p_error, c.p_tot
             m.p_error_filtered, m.p_tot_filtered = c.p_error_filtered, c.p_tot_filtered
