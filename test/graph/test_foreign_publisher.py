@@ -275,13 +275,10 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
 
 
-@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed-recorder-process"])
-def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start_naming_both(tmp_path, composed):
-    """A node named stewart_platform, in the run's namespace, started before the run and publishing leg commands:
-    two publishers claim to be the run's stewart_platform, and the readers of /rths/leg_command (the plant, the
-    recorder; composed: the recorder of its own process, the one reader over DDS) cannot tell which is the run's.
-    The run never starts: no START, nothing commanded, aborted with a first fault that names both gids."""
-    s = scn.load("contact_1d", ["loop.duration_s=1.0", "recording.in_process=never"])
+def _run_with_an_impostor(tmp_path, overrides: list[str], composed: bool):
+    """contact_1d with a node named stewart_platform publishing leg commands, discovered before the run starts:
+    (scenario, run directory, run result, the impostor)."""
+    s = scn.load("contact_1d", overrides)
     lease = DomainLease()
     impostor = Intruder(lease.domain_id, s, name="stewart_platform", topics=["/rths/leg_command"])
     try:
@@ -289,7 +286,16 @@ def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start
         r = run_scenario(s, tmp_path / "run", composed=composed, progress=False, lease=lease)
     finally:
         impostor.close()
-    out = tmp_path / "run"
+    return s, tmp_path / "run", r, impostor
+
+
+@pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed-recorder-process"])
+def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start_naming_both(tmp_path, composed):
+    """A node named stewart_platform, in the run's namespace, started before the run and publishing leg commands:
+    two publishers claim to be the run's stewart_platform, and the readers of /rths/leg_command (the plant, the
+    recorder; composed: the recorder of its own process, the one reader over DDS) cannot tell which is the run's.
+    The run never starts: no START, nothing commanded, aborted with a first fault that names both gids."""
+    s, out, r, _ = _run_with_an_impostor(tmp_path, ["loop.duration_s=1.0", "recording.in_process=never"], composed)
     assert r.code != 0, r.message
     rec = json.loads((out / "events.json").read_text())
     assert rec["status"] == "aborted", rec["status"]
@@ -307,15 +313,7 @@ def test_an_impostor_before_a_composed_run_with_its_recorder_in_process_reaches_
     has no DDS reader of /rths/leg_command, so nothing of it can mistake the impostor for its own platform; the
     run completes, equal to the virtual run, and its bag holds only the run's own leg commands."""
     ov = ["loop.duration_s=1.0"]
-    s = scn.load("contact_1d", ov)
-    lease = DomainLease()
-    impostor = Intruder(lease.domain_id, s, name="stewart_platform", topics=["/rths/leg_command"])
-    try:
-        impostor.wait_visible(lease.domain_id)
-        r = run_scenario(s, tmp_path / "run", composed=True, progress=False, lease=lease)
-    finally:
-        impostor.close()
-    out = tmp_path / "run"
+    s, out, r, impostor = _run_with_an_impostor(tmp_path, ov, composed=True)
     assert r.code == 0, r.message
     assert impostor.sent == 0
     msgs = [m for _, m in read_bag(out / "bag", ["/rths/leg_command"])["/rths/leg_command"]]

@@ -72,6 +72,19 @@ def test_stated_findings_of_the_delay_map():
     assert tau_max_pade(DelayCase(0.5, 1.0, 0.1, 0.1, "force")) > 0.0
 
 
+def _limit_agrees_with_the_poles(c: DelayCase) -> float:
+    """tau_max_pade of ``c`` against the closed loop's roots: 0 is unstable at once, inf stable at every delay
+    tried, a finite limit stable just below and unstable just above.  Returns the limit."""
+    t = tau_max_pade(c)
+    if t == 0.0:
+        assert not pade_stable(c, 1e-3)
+    elif math.isinf(t):
+        assert all(pade_stable(c, x) for x in (1e-3, 0.1, 1.0, 10.0))
+    else:
+        assert pade_stable(c, 0.995 * t) and not pade_stable(c, 1.005 * t)
+    return t
+
+
 @pytest.mark.parametrize("coupling", COUPLINGS)
 @pytest.mark.parametrize("zv,ze", ((0.5, 0.0), (0.1, 0.1), (0.0, 0.3)))
 def test_unit_mass_ratio_where_the_cubic_drops_to_a_quadratic(coupling, zv, ze):
@@ -80,13 +93,7 @@ def test_unit_mass_ratio_where_the_cubic_drops_to_a_quadratic(coupling, zv, ze):
     for any delay, while the poles were stable)."""
     c = DelayCase(1.0, 1.0, zv, ze, coupling)
     assert not np.any(pade_cubic(c, 0.3)[0])
-    t = tau_max_pade(c)
-    if t == 0.0:
-        assert not pade_stable(c, 1e-3)
-    elif math.isinf(t):
-        assert all(pade_stable(c, x) for x in (1e-3, 0.1, 1.0, 10.0))
-    else:
-        assert pade_stable(c, 0.995 * t) and not pade_stable(c, 1.005 * t)
+    t = _limit_agrees_with_the_poles(c)
     if zv + ze > 0.0:
         assert t > 0.0
 
@@ -96,14 +103,7 @@ def test_unit_mass_ratio_where_the_cubic_drops_to_a_quadratic(coupling, zv, ze):
        coupling=st.sampled_from(("displacement", "force")))
 @example(phi=1.0, kappa=1.0, zv=0.5, ze=0.0, coupling="displacement")      # found by this test: phi = 1
 def test_pade_limit_matches_the_closed_loop_poles(phi, kappa, zv, ze, coupling):
-    c = DelayCase(phi, kappa, zv, ze, coupling)
-    t = tau_max_pade(c)
-    if t == 0.0:
-        assert not pade_stable(c, 1e-3)
-    elif math.isinf(t):
-        assert all(pade_stable(c, x) for x in (1e-3, 0.1, 1.0, 10.0))
-    else:
-        assert pade_stable(c, 0.995 * t) and not pade_stable(c, 1.005 * t)
+    _limit_agrees_with_the_poles(DelayCase(phi, kappa, zv, ze, coupling))
 
 
 def test_p_loop_polynomial_is_the_physical_closed_loop():
