@@ -52,7 +52,7 @@ def shared_run(name: str, *sets: str, composed: bool = False, args: tuple[str, .
     for s in sets:
         cmd += ["--set", s]
     key = hashlib.sha1(json.dumps(cmd).encode()).hexdigest()[:16]
-    home = _base() / f"{name}-{key}"
+    home = _base() / f"{Path(name).name}-{key}"          # (a scenario given as a file: its name, not its path)
     home.mkdir(exist_ok=True)
     result = home / "result.json"
     with open(home / "lock", "w") as lock:
