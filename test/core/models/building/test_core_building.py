@@ -3,7 +3,7 @@
 Seed numbers (Insam 2022 §12.2, case 1, El Centro x 0.4, FFT of the first-floor displacement over
 t in (5.2, 36.8) s, one-sided amplitude 2|X|/N): reference amplitude a_hat = 3.39e-4 m, hybrid
 amplitude with the sample controller a_min = 4.59e-4 m, frequency f_hat = 3.7 Hz.
-Specification numbers (/work/shared/benchmark/README.md, "Signals and hardware limits"): sensor noise RMS
+Specification numbers (the vRTHS benchmark's README, "Signals and hardware limits"): sensor noise RMS
 0.016 mm and 2.18 N; converters of 18 bit (step 1/2^18) saturating at ±3.8 on the controller's own signals
 only; the fed-back force is the specimen's force k_e x + c_e x' + m_e x'' plus noise, delayed one sample, with
 no converter and no saturation (an earlier page clipped it at 3.8 V x 1096 N/V = ±4164.8 N).
