@@ -62,7 +62,7 @@ class Recorder(RthsNode):
             self.bag.add_topic(t.name, t.type)
             if bus is not None and t.kind in ("control", "learner"):
                 # the loop topics of this process (every one is published on the local bus: control_publisher)
-                bus.subscribe(t.name, self._serializing_writer_for(t.name, t.type))
+                bus.subscribe(t.name, self._writer_for(t.name, cdr_serializer(t.type)))
                 continue
             # a topic with producers: only the run's own publishers (rths_ros.runtime.guard), nothing foreign in the bag
             sub = (self.guard.subscription if t.producers else self.create_subscription)(
@@ -103,26 +103,20 @@ class Recorder(RthsNode):
         if not self._closed:
             self.bag.flush()
 
-    def _writer_for(self, topic: str):
-        write = self.bag.write_raw
-        final_timing = self._final_timing if topic == "/rths/timing" else None
-
-        def cb(data: bytes) -> None:
-            write(topic, time.time_ns(), data)
-            self._last_rx = time.monotonic()
-            if final_timing is not None:
-                final_timing(data)
-        return cb
-
-    def _serializing_writer_for(self, topic: str, type_name: str):
-        """A local-bus subscriber: the message as the DDS reader would have received it (CDR), into the bag."""
-        serialize_message = cdr_serializer(type_name)
+    def _writer_for(self, topic: str, serialize=None):
+        """The subscriber that writes ``topic`` into the bag: a DDS subscription's serialized bytes as they came,
+        or (``serialize``: a local-bus subscriber) each message serialized as a DDS reader would receive it."""
         write = self.bag.raw_writer(topic)
+        final_timing = self._final_timing if topic == "/rths/timing" else None
         clock, monotonic = time.time_ns, time.monotonic
 
-        def cb(msg) -> None:
-            write(clock(), serialize_message(msg))
+        def cb(data) -> None:
+            if serialize is not None:
+                data = serialize(data)
+            write(clock(), data)
             self._last_rx = monotonic()
+            if final_timing is not None:
+                final_timing(data)
         return cb
 
     def _final_timing(self, data: bytes) -> None:
