@@ -80,6 +80,7 @@ def cmd_run(a) -> int:
 def _run(a) -> int:
     from rths_ros.analysis.analyze_command import analyze as _analyze
     from rths_ros.runner import RunError, run_scenario
+    from rths_ros.runtime.two_hosts import Link
     s = scn.load(a.scenario, a.set + (["live.enabled=true"] if a.live else []), a.mode, a.plant)
     if a.set:   # the report's description must say what this run changed
         s = scn.replace(s, description=f"{s.description} [--set {' '.join(a.set)}]".strip())
@@ -104,7 +105,8 @@ def _run(a) -> int:
     if live_note(s, out):
         print(live_note(s, out))
     try:
-        res = run_scenario(s, out, composed=a.composed, after_spawn=_prepare_analysis if not a.no_analyze else None)
+        res = run_scenario(s, out, composed=a.composed, after_spawn=_prepare_analysis if not a.no_analyze else None,
+                           link=None if a.two_hosts is None else Link.parse(a.two_hosts))
     except RunError as exc:
         print(f"rths run: error: {exc}", file=sys.stderr)
         return 2
@@ -127,6 +129,8 @@ def _run(a) -> int:
         print(f"rths run: FAILED: {head}", file=sys.stderr)
         return res.code
     print(f"run finished in {res.wall_s:.1f} s (ROS domain {res.domain_id})")
+    if res.message:
+        print(res.message)
     if analyze:
         code = _analyze(out / "bag", out)
         from rths_ros.runtime.startup import update_run_timing
@@ -390,6 +394,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--composed", action="store_true", help="all nodes in one process")
     r.add_argument("--live", action="store_true", help="the live view: a Foxglove WebSocket server streaming the run, "
                    "with the operator e-stop (live.enabled=true; docs/live.md)")
+    r.add_argument("--two-hosts", nargs="?", const="", metavar="LINK", help="the rig side (plant, sensor, platform) "
+                   "and the numerical side in two network namespaces joined by an emulated link, e.g. "
+                   "delay_ms=0.2,jitter_ms=0.1,loss=0.02,cut_at_step=2000 (root; docs/distributed.md)")
     r.add_argument("--no-analyze", action="store_true", help="skip metrics/plots after the run")
     r.add_argument("--no-plots", action="store_true", help="the analysis without its figures: the same metrics.json "
                    "and report.md, about 2 s sooner (batches of runs whose numbers are what is read)")

@@ -25,6 +25,7 @@ from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import first_fault_of, record_run_end
 from rths_ros.launch_support import (
     COMPOSED_EXECUTABLE,
+    PLANT_SIDE_NODES,
     NodeSpec,
     RunPolicy,
     node_env_overrides,
@@ -37,8 +38,11 @@ from rths_ros.runtime import fork_server, forked, startup
 from rths_ros.runtime.domain import DOMAIN_RANGE  # noqa: F401  (re-exported)
 from rths_ros.runtime.domain import DomainLease as _DomainLease
 from rths_ros.runtime.processes import node_pids
+from rths_ros.runtime.two_hosts import Link, TwoHosts, crossing_note
 
 PR_SET_PDEATHSIG = 1
+#: the nodes on the rig host of a run over two hosts (every other node is on the numerical host)
+RIG_NODES = (*PLANT_SIDE_NODES, "stewart_platform")
 #: how node processes start: forked from the warm runner (or its fork server), or each as ``python -m``
 #: (run_scenario)
 NODE_STARTS = ("fork", "server", "exec")
@@ -129,7 +133,7 @@ def _tail(path: Path, n: int = 8) -> str:
 
 def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, progress: bool = True,
                  log=print, domain_id: int | None = None, lease: DomainLease | None = None,
-                 node_start: str | None = None, after_spawn=None) -> RunResult:
+                 node_start: str | None = None, after_spawn=None, link: Link | None = None) -> RunResult:
     """Run an already validated scenario.  Never leaves a node process behind.
 
     ``domain_id`` asks for a particular ROS domain; ``lease`` hands over one already held (the run
@@ -138,7 +142,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     :mod:`rths_ros.runtime.forked`, else from this process's fork server, :mod:`rths_ros.runtime.fork_server`),
     ``server`` (always from the fork server) or ``exec`` (each node process started as ``python -m``);
     the environment variable RTHS_NODE_START sets the default.  ``after_spawn()`` is called once every node
-    process is started (e.g. to prepare the analysis while the run goes on)."""
+    process is started (e.g. to prepare the analysis while the run goes on).  ``link``: split the run over two
+    hosts on this machine, the rig side and the numerical side, joined by this emulated link
+    (:mod:`rths_ros.runtime.two_hosts`; the relay's statistics go to OUT/link.json)."""
     node_start = node_start or os.environ.get("RTHS_NODE_START", "fork")
     if node_start not in NODE_STARTS:
         raise RunError(f"node start {node_start!r} (RTHS_NODE_START) is not one of {', '.join(NODE_STARTS)}")
@@ -147,8 +153,15 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     nodes = list(scenario.run_nodes)
     specs = process_specs(scenario_path, nodes, out, composed,
                           composed and scenario.recording.composed_in_process(scenario.loop.mode))
+    hosts = None
+    if link is not None:
+        if composed:
+            raise RunError("a run over two hosts needs one process per node (not composed)")
+        hosts = TwoHosts(link, tuple(n for n in RIG_NODES if n in nodes), out / "link.json")
+        for spec in specs:
+            hosts.side_of_process(spec.nodes or (spec.name,))
     lease = lease if lease is not None else DomainLease(domain_id)
-    env = run_env(lease.domain_id)
+    base_env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}
     logs = {}
     t0 = time.monotonic()
@@ -169,6 +182,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     server = None
     spawned = None
     try:
+        if hosts is not None:
+            hosts.start()
+            log(f"rths run: {hosts.describe()}")
         if fork:    # import and warm once here; every node process starts from this state (runtime.forked)
             forked.warm(scenario, [node_command(spec)[2] for spec in specs])
         elif node_start in ("fork", "server"):      # threads here: the same from this process's fork server
@@ -177,6 +193,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         spawned = time.time()
         for spec in specs:
             name, cmd = spec.name, node_command(spec)
+            env = base_env if hosts is None else {
+                **base_env, **hosts.env(hosts.side_of_process(spec.nodes or (spec.name,)))}
             logs[name] = out / "logs" / f"{name}.log"
             # each node in its own process group: a Ctrl-C in the terminal reaches the runner only, which
             # hands exactly one SIGINT to every node (the orderly stop: ramp to the safe pose, then end)
@@ -236,6 +254,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             if all(c == 0 for c in codes.values()):
                 break
             now = time.monotonic()
+            if hosts is not None and hosts.cut_at is None and 0 <= hosts.link.cut_at_step <= _steps_done(out):
+                hosts.cut(_steps_done(out))
+                log(f"rths run: link cut at step {hosts.cut_at['step']}")
             if sup is not None and codes.get(sup) == 0 and drain_until is None:
                 # the supervisor ended the run (STOP sent, every node had time to see it): a node still
                 # running after the drain time missed the end or hangs in its teardown
@@ -266,6 +287,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             sys.stdout.write("\n")
     finally:
         _stop_all(procs)
+        link_stats = hosts.close() if hosts is not None else None
         for s, h in old.items():
             signal.signal(s, h)
         lease.close()
@@ -281,9 +303,59 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         except Exception as exc:
             notes.append(f"bag could not be recovered: {exc}")
     conclude_run(result, out, interrupted["sig"], logs, scenario.loop.trials)
+    if hosts is not None:
+        notes.append(_link_note(hosts, link_stats, out, scenario))
     result.message = "\n".join(m for m in [result.message, *notes] if m).strip()
     result.wall_s = time.monotonic() - t0
     return result
+
+
+def _steps_done(out: Path) -> int:
+    """The step the run has reached (the furthest node's, OUT/progress.json; -1 before the run started)."""
+    try:
+        data = json.loads((out / "progress.json").read_text())
+    except (OSError, ValueError):
+        return -1
+    return max(data.get("nodes", {}).values(), default=-1) if data.get("state") == "running" else -1
+
+
+def _link_note(hosts: TwoHosts, stats: dict | None, out: Path, scenario: scn.Scenario) -> str:
+    """What the link did (from the relay's statistics, OUT/link.json) and, when the run's first fault names a
+    topic that came over the link, that it did."""
+    from rths_ros.app.run_status import read_events
+    from rths_ros.runtime.topics import BY_NAME
+    lines = [f"link: {hosts.describe()}"]
+    if stats is None:
+        return lines[0] + "; the relay left no statistics"
+    for name, d in zip(("rig -> numerical", "numerical -> rig"), stats["directions"]):
+        hold = d.get("hold_ms")
+        held = f", held {hold['p50']:.3f} ms median, {hold['p99']:.3f} ms p99" if hold else ""
+        lines.append(f"  {name}: {d['packets']} packets, {d['forwarded']} forwarded{held}, {d['lost']} lost, "
+                     f"{d['cut']} dropped by the cut")
+    if hosts.cut_at is not None:
+        lines.append(f"  the link was cut after step {hosts.cut_at['step']} (the run's last progress report before "
+                     "the cut)")
+    for node in hosts.rig_nodes:       # what the rig host did by itself (its events may not have crossed the link)
+        try:
+            timing = json.loads((out / "timing" / f"{node}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        safe = timing.get("safe_pose")
+        if timing.get("abort_reason") or safe:
+            what = (f"safe pose reached {safe['ramp_steps']} steps after its abort at its step {safe['abort_step']}"
+                    if safe else "")
+            lines.append(f"  rig host: {node}: {'; '.join(x for x in (timing.get('abort_reason'), what) if x)}")
+    try:
+        fault = read_events(out).get("first_fault")
+    except (OSError, ValueError):
+        fault = None
+    if fault:
+        note = crossing_note(fault.get("reason", ""), fault.get("node", ""),
+                             lambda t: [p for p in (BY_NAME[t].producers if t in BY_NAME else ())
+                                        if p in scenario.run_nodes], hosts.side_of)
+        if note:
+            lines.append(f"  the first fault is about the link: {note}")
+    return "\n".join(lines)
 
 
 def wait_until_running(out: Path, timeout_s: float = 120.0, poll_s: float = 0.05) -> bool:

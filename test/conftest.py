@@ -120,6 +120,9 @@ SERIAL = {
     # overflows and the kernel drops packets the test counts as the emulator's (a rerun in CI once)
     "drivers/test_drivers_ati_netft.py": {"test_lost_and_out_of_order_counts_match_the_emulated_faults"},
     "graph/test_stress.py": ALL,
+    "graph/test_two_hosts.py": {"test_realtime_over_a_delayed_link_completes_and_reports_the_added_latency",
+                                "test_realtime_over_a_link_losing_two_percent_rides_through_and_counts_the_gaps",
+                                "test_a_cut_link_aborts_both_hosts_to_the_safe_pose_naming_the_link"},
     "graph/test_watchdog.py": ALL,
     "launch/test_launch_realtime_composed.py": ALL,
     "launch/test_launch_ros2_control.py": ALL,

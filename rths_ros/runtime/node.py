@@ -52,6 +52,7 @@ from rths_ros.runtime.rt import apply_realtime
 from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
+from rths_ros.runtime.two_hosts import enter_netns_from_env
 
 EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
                TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",
@@ -549,6 +550,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     rt = scenario.realtime
     applied, warning = apply_realtime(rt.priority if scenario.loop.mode == "realtime" else 0,
                                       tuple(rt.cpu_affinity), rt.mlockall, False)
+    enter_netns_from_env()      # a run split over two hosts: this node's host, before its DDS participant
     rclpy.init(args=["--ros-args", *ros_args[1:]] if ros_args else None,
                signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     stop = OrderlyStop()

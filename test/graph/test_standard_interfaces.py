@@ -193,10 +193,11 @@ def test_an_abort_ramps_a_ros2_control_rig_to_the_safe_pose(tmp_path):
     assert "outside the stroke" in fault["reason"] or "injected leg command offset" in fault["reason"], fault
     timing = json.loads((out / "timing" / "ros2_control_plant.json").read_text())
     # realtime: each node counts its own steps; the fault comes at or after the command of step 1000 (how late
-    # depends on the machine's load, printed), and the plant's ramp starts from its own step at the ABORT
+    # depends on the machine's load, printed), and the plant's ramp starts from its own step at the ABORT. The
+    # faulted command is never sent, so the plant may have taken only the step before it (ramp from fault - 1)
     print(f"first fault at step {fault['step']} ({fault['node']}), plant ramp from step {info['abort_step']}, "
           f"{timing.get('commands_not_sent')} commands not sent")
-    assert 990 <= fault["step"] <= info["abort_step"] and info["ramp_steps"] > 0, (fault, info)
+    assert 990 <= fault["step"] <= info["abort_step"] + 1 and info["ramp_steps"] > 0, (fault, info)
 
 
 def test_the_plant_maps_the_broadcasters_joints_by_name_and_names_a_missing_one():
