@@ -129,6 +129,29 @@ def scan_logs(run_dir: Path) -> dict:
     return found
 
 
+def resources() -> dict:
+    """What a long series could leak, read now: Fast DDS's shared-memory files in /dev/shm (segments, their
+    locks and semaphores), the runner's open file descriptors and its resident memory [MB], and the live
+    processes of this machine."""
+    try:
+        shm = [f for f in os.listdir("/dev/shm") if "fastdds" in f or "fast_datasharing" in f]
+    except OSError:
+        shm = []
+    rss_mb = float("nan")
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                rss_mb = int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    try:
+        procs = sum(1 for d in os.listdir("/proc") if d.isdigit())
+    except OSError:
+        procs = -1
+    return {"shm_files": len(shm), "fds": len(os.listdir("/proc/self/fd")), "rss_mb": round(rss_mb, 1),
+            "processes": procs}
+
+
 def _machine() -> dict:
     return {"cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
             "rmw": os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp"), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
@@ -136,7 +159,10 @@ def _machine() -> dict:
 
 def _totals(rows: list[dict]) -> dict:
     walls = [r["wall_s"] for r in rows]
-    return {"runs": len(rows), "hangs": sum(r["hang"] for r in rows), "failures": sum(r["failed"] for r in rows),
+    res = [r["resources"] for r in rows if "resources" in r]
+    growth = {k: {"after_first": res[0][k], "after_last": res[-1][k], "max": max(r[k] for r in res)}
+              for k in res[0]} if res else {}
+    return {"resources": growth, "runs": len(rows), "hangs": sum(r["hang"] for r in rows), "failures": sum(r["failed"] for r in rows),
             "differences": sum(bool(r["differences"]) for r in rows),
             "wall_mean_s": float(np.mean(walls)) if walls else 0.0, "wall_max_s": max(walls, default=0.0),
             "wall_total_s": float(sum(walls))}
@@ -170,7 +196,7 @@ def run_stress(scenario: scn.Scenario, runs: int, out: Path, composed: bool = Fa
     if (out / "stress.json").exists() or (out / "run-000").exists():
         raise ParameterError(f"out: {out} already holds a stress run; choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    report = {"command": command, "scenario": scenario.name, "mode": scenario.loop.mode,
+    report = {"resources_at_start": resources(), "command": command, "scenario": scenario.name, "mode": scenario.loop.mode,
               "processes": "composed" if composed else "one per node", "steps": scenario.steps * scenario.loop.trials,
               "machine": _machine(), "reference_run": None, "rows": [], "totals": {}}
     ref: dict | None = None
@@ -191,7 +217,7 @@ def run_stress(scenario: scn.Scenario, runs: int, out: Path, composed: bool = Fa
                "message": r.message, "failed_node": r.failed_node, "exit_codes": r.exit_codes,
                "hang": bool(hang_nodes), "hang_nodes": hang_nodes, "failed": r.code != 0,
                "slow_teardowns": logs["slow_teardown"], "differences": {}, "arrays": 0, "reference": False,
-               "overrides": list(sets_for_run.get(i, [])) if sets_for_run else []}
+               "overrides": list(sets_for_run.get(i, [])) if sets_for_run else [], "resources": resources()}
         bag = run_dir / "bag"
         arrays = None
         try:
@@ -231,7 +257,19 @@ def summary_lines(report: dict) -> list[str]:
             f"{t['hangs']} hangs, {t['failures']} failures, {t['differences']} differences from "
             f"{report['reference_run'] or 'no reference run'}",
             f"wall time per run: mean {t['wall_mean_s']:.1f} s, max {t['wall_max_s']:.1f} s; "
-            f"total {t['elapsed_s']:.0f} s"]
+            f"total {t['elapsed_s']:.0f} s",
+            *_resource_lines(report)]
+
+
+def _resource_lines(report: dict) -> list[str]:
+    start, growth = report.get("resources_at_start"), report["totals"].get("resources")
+    if not start or not growth:
+        return []
+    names = {"shm_files": "Fast DDS files in /dev/shm", "fds": "runner's open fds", "rss_mb": "runner's RSS [MB]",
+             "processes": "processes on the machine"}
+    return ["before the first run -> after the first -> after the last (max): " + "; ".join(
+        f"{names[k]} {start[k]:g} -> {g['after_first']:g} -> {g['after_last']:g} ({g['max']:g})"
+        for k, g in growth.items())]
 
 
 def cmd_stress(a) -> int:

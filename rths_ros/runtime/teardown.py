@@ -166,6 +166,43 @@ def hang_in_c(seconds: float) -> None:
         req = _Timespec(rem.tv_sec, rem.tv_nsec)
 
 
+def release_dds(nodes: list, executor) -> None:
+    """Give the DDS entities back in a fixed order, each step on its own: first every node leaves the executor
+    (the events executor detaches its callbacks from each reader, writer, timer and event handler, so no DDS
+    listener thread calls into it any more), then the executor shuts down, then each node's timers,
+    subscriptions, publishers, services and clients are destroyed one by one, then a lifecycle node's state
+    machine (rclpy's ``destroy_node`` leaves it, and it holds the node's handle: the node, and with it the
+    process's DDS participant, stayed alive, so a process forked by ``rths run`` left its participant's
+    shared-memory segment in /dev/shm on every run), and last the node itself.  A failure of one step does not
+    skip the rest."""
+    for n in nodes:
+        try:
+            executor.remove_node(n)
+        except Exception:
+            pass
+    try:
+        executor.shutdown(timeout_sec=1.0)
+    except Exception:
+        pass
+    for n in nodes:
+        for kind in ("timers", "subscriptions", "publishers", "services", "clients"):
+            for entity in list(getattr(n, kind, ())):
+                try:
+                    getattr(n, f"destroy_{kind[:-1]}")(entity)
+                except Exception:
+                    pass
+        machine = getattr(n, "_state_machine", None)     # a lifecycle node's: it holds the node's handle
+        if machine is not None:
+            try:
+                machine.destroy_when_not_in_use()
+            except Exception:
+                pass
+        try:
+            n.destroy_node()
+        except Exception:
+            pass
+
+
 def teardown(prog: str, nodes: list, executor, faults, code: int) -> int:
     """Finalize every node, shut the executor, the nodes and rclpy down, under the watchdog; returns the code
     (1 if a finalize failed and the code was 0)."""
@@ -190,15 +227,7 @@ def teardown(prog: str, nodes: list, executor, faults, code: int) -> int:
         print(f"{prog}: faults.teardown_hang_s: blocking {faults.teardown_hang_s:g} s in C, holding the GIL",
               file=sys.stderr, flush=True)
         hang_in_c(faults.teardown_hang_s)
-    try:
-        executor.shutdown(timeout_sec=1.0)
-    except Exception:
-        pass
-    for n in nodes:
-        try:
-            n.destroy_node()
-        except Exception:
-            pass
+    release_dds(nodes, executor)
     if rclpy.ok():
         rclpy.shutdown()
     took = time.monotonic() - t0
