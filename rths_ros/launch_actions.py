@@ -48,6 +48,7 @@ from rths_ros.app.run_status import read_events, record_run_end
 from rths_ros.launch_support import (
     LAUNCH_ARGUMENTS,
     PLANT_SIDE_NODES,
+    SIDES,
     NodeSpec,
     RunPolicy,
     analysis_command,
@@ -57,12 +58,14 @@ from rths_ros.launch_support import (
     load_for_launch,
     node_env_overrides,
     node_specs,
+    on_side,
     orderly_stop_s,
     parse_bool,
     parse_overrides,
     prepare_run_dir,
     process_specs,
 )
+from rths_ros.params import ParameterError
 
 #: the process that runs the analysis after the nodes (named in the launch's output)
 ANALYSIS_PROCESS = "rths_analysis"
@@ -115,14 +118,22 @@ def run_actions(context, plant_launch_file: str) -> list:
     record = parse_bool("record", _get(context, "record"))
     live = parse_bool("live", _get(context, "live"))
     composed = parse_bool("composed", _get(context, "composed"))
+    side = _get(context, "side").strip() or "all"
+    if side not in SIDES:
+        raise ParameterError(f"side: {side!r} is not one of {', '.join(SIDES)}")
+    if side != "all" and composed:
+        raise ParameterError("side: a run split over two computers runs its nodes as processes; composed:=true "
+                             "is for side:=all only")
     s = load_for_launch(_get(context, "scenario"), _get(context, "plant"), _get(context, "mode"), overrides, record,
                         live)
     check_live_port(s)
     out = Path(_get(context, "out") or default_out(s.name)).resolve()
     scenario_path = prepare_run_dir(s, out, refuse_existing_bag=True)
-    nodes = list(s.run_nodes)
+    nodes = [n for n in s.run_nodes if on_side(n, side)]
     env = node_env_overrides()
-    actions: list = [LogInfo(msg=f"rths: {s.name}: {len(nodes)} nodes {'in one process' if composed else 'as processes'}"
+    here = "" if side == "all" else f" on the {side} host ({len(s.run_nodes) - len(nodes)} on the other)"
+    actions: list = [LogInfo(msg=f"rths: {s.name}: {len(nodes)} nodes{here} "
+                                 f"{'in one process' if composed else 'as processes'}"
                                  f", {s.loop.mode}, plant {s.plant}, {s.steps} steps x {s.loop.trials} trial(s) "
                                  f"-> {out}")]
     note = live_note(s, out)
@@ -141,7 +152,7 @@ def run_actions(context, plant_launch_file: str) -> list:
                 launch_arguments={"scenario": str(scenario_path), "plant": s.plant, "mode": s.loop.mode,
                                   "out": str(out), "overrides": ""}.items()))
     ns = context.launch_configurations.get("ros_namespace", "") or ""
-    watch = RunWatch(s, out, [sp.name for sp in specs], record, ns, runs_of(context))
+    watch = RunWatch(s, out, [sp.name for sp in specs], record and "recorder" in nodes, ns, runs_of(context))
     return actions + watch.actions()
 
 

@@ -26,6 +26,17 @@ HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ("hardware_plant",)}
 #: these, so swapping the simulated plant for the hardware drivers changes that one included file's
 #: node set and nothing else.
 PLANT_SIDE_NODES = ("ft_sensor", *scn.PLANT_NODE_OF.values(), "ros2_control_emulator")
+#: the nodes on the rig's computer when a run is split over two hosts (launch argument ``side``, ``rths run
+#: --two-hosts``): the plant side and the platform, which turns interface commands into leg commands; every other
+#: node runs on the numerical host (docs/distributed.md)
+RIG_HOST_NODES = (*PLANT_SIDE_NODES, "stewart_platform")
+#: the values of the launch argument ``side``
+SIDES = ("all", "rig", "numerical")
+
+
+def on_side(node: str, side: str) -> bool:
+    """Whether a launch with ``side:=SIDE`` starts ``node``."""
+    return side == "all" or (node in RIG_HOST_NODES) == (side == "rig")
 
 #: The executable of a process holding several nodes (lib/rths_ros/composed).
 COMPOSED_EXECUTABLE = "composed"
@@ -47,6 +58,9 @@ LAUNCH_ARGUMENTS: dict[str, tuple[str, str]] = {
                 "runs/<scenario>-<date>-<time> under the current directory); must not hold a bag yet"),
     "overrides": ("", "scenario values to change, space-separated KEY=VALUE pairs as with `rths run --set`, "
                       "e.g. 'loop.duration_s=1.0 passivity.enabled=true'"),
+    "side": ("all", "all | rig | numerical: the nodes this launch starts when one run is split over two computers "
+                    "on one ROS domain (docs/distributed.md): rig = plant, force/torque sensor driver and platform; "
+                    "numerical = every other node (recorder and analysis included); all = every node"),
     "live": ("false", "true: start the live view (node live_view): a Foxglove WebSocket server at "
                       "ws://<live.host>:<live.port> (default ws://127.0.0.1:8765) streaming the run, with the "
                       "operator e-stop (docs/live.md); false: as the scenario's live.enabled says (off by default)"),
@@ -353,7 +367,7 @@ def analysis_command(out: Path) -> list[str]:
     return [sys.executable, "-m", "rths_ros.cli", "analyze", str(out)]
 
 
-__all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "HARDWARE_NODES", "node_specs", "process_specs",
+__all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "RIG_HOST_NODES", "SIDES", "on_side", "HARDWARE_NODES", "node_specs", "process_specs",
            "process_groups", "load_for_launch", "prepare_run_dir", "default_out", "node_env_overrides",
            "analysis_command", "parse_bool", "parse_overrides", "refuse_recorded_run", "orderly_stop_s",
            "check_node_set", "BEAT_NODES", "live_note", "check_live_port", "OWN_PROCESS_NODES"]

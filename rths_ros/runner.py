@@ -25,7 +25,7 @@ from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import first_fault_of, record_run_end
 from rths_ros.launch_support import (
     COMPOSED_EXECUTABLE,
-    PLANT_SIDE_NODES,
+    RIG_HOST_NODES,
     NodeSpec,
     RunPolicy,
     node_env_overrides,
@@ -41,8 +41,6 @@ from rths_ros.runtime.processes import node_pids
 from rths_ros.runtime.two_hosts import Link, TwoHosts, crossing_note
 
 PR_SET_PDEATHSIG = 1
-#: the nodes on the rig host of a run over two hosts (every other node is on the numerical host)
-RIG_NODES = (*PLANT_SIDE_NODES, "stewart_platform")
 #: how node processes start: forked from the warm runner (or its fork server), or each as ``python -m``
 #: (run_scenario)
 NODE_STARTS = ("fork", "server", "exec")
@@ -157,7 +155,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     if link is not None:
         if composed:
             raise RunError("a run over two hosts needs one process per node (not composed)")
-        hosts = TwoHosts(link, tuple(n for n in RIG_NODES if n in nodes), out / "link.json")
+        hosts = TwoHosts(link, tuple(n for n in RIG_HOST_NODES if n in nodes), out / "link.json")
         for spec in specs:
             hosts.side_of_process(spec.nodes or (spec.name,))
     lease = lease if lease is not None else DomainLease(domain_id)
