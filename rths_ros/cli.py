@@ -298,6 +298,12 @@ def cmd_bench(a) -> int:
                                           overrides=a.set, loop_hz=a.loop_rate)
         md += ["", bench.markdown_flood(data["flood"])]
         print(bench.markdown_flood(data["flood"]))
+    if a.what == "link":
+        from rths_ros.bench.link import bench_link, markdown_link
+        data["link"] = bench_link(a.scenario, out, a.runs, a.duration if a.duration != 10.0 else 4.0,
+                                  a.loop_rate or 250.0, overrides=a.set)
+        md += ["", markdown_link(data["link"])]
+        print(markdown_link(data["link"]))
     if a.what == "safety":
         data["safety"] = bench.bench_safety(a.scenario, out)
         md += ["", bench.markdown_safety(data["safety"])]
@@ -438,15 +444,16 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="measure what users wait for (default: the summary of every target), the "
                        "loop and the per-step cost of the core objects")
     b.add_argument("what", nargs="?", default="summary",
-                   choices=("summary", "core", "loop", "hops", "all", "safety", "flood", "launch", "fe"),
+                   choices=("summary", "core", "loop", "hops", "all", "safety", "flood", "link", "launch", "fe"),
                    help="summary (default): every target in one run; or one of the detailed benches (hops: where a "
-                   "step's time goes, per topic and node)")
+                   "step's time goes, per topic and node; link: one host beside two emulated hosts, docs/distributed.md)")
     b.add_argument("scenario", nargs="?", default="contact_1d",
                    help="scenario name (default contact_1d); with `launch`, `all` runs every scenario")
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
-    b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run (flood: default 4)")
-    b.add_argument("--runs", type=int, default=3, help="flood: runs of each case")
-    b.add_argument("--loop-rate", type=float, help="flood: the loop's rate in Hz (default: the scenario's)")
+    b.add_argument("--duration", type=float, default=10.0, help="seconds of each loop run (flood, link: default 4)")
+    b.add_argument("--runs", type=int, default=3, help="flood, link: runs of each case")
+    b.add_argument("--loop-rate", type=float, help="flood: the loop's rate in Hz (default: the "
+                   "scenario's); link: default 250")
     b.add_argument("--configs", default=None, help="comma-separated loop configurations (loop: lockstep-processes,"
                    "lockstep-composed,realtime-processes,realtime-composed; hops: lockstep-processes,realtime-processes)")
     b.add_argument("--run", metavar="DIR", help="hops: analyse this run (made with --set recording.hop_log=true)")

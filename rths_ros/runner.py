@@ -181,7 +181,10 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     spawned = None
     try:
         if hosts is not None:
-            hosts.start()
+            try:
+                hosts.start()
+            except RuntimeError as exc:
+                raise RunError(str(exc)) from None
             log(f"rths run: {hosts.describe()}")
         if fork:    # import and warm once here; every node process starts from this state (runtime.forked)
             forked.warm(scenario, [node_command(spec)[2] for spec in specs])

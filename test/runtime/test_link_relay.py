@@ -124,3 +124,19 @@ def test_a_fault_about_a_topic_from_the_other_host_names_the_link():
     # a topic made on the reporter's own host is no link fault
     assert crossing_note("watchdog: no /rths/leg_command for 400 ms", "sim_plant",
                          lambda t: producers(t, []), lambda n: side(n, "rig")) is None
+
+
+def test_the_link_bench_table_states_each_case_and_the_added_latency():
+    from rths_ros.bench.link import markdown_link
+    rows = [{"case": "one host", "link": None, "run": 1, "exit_code": 0, "status": "completed",
+             "deadline_miss_ratio": 0.0, "p50_s": 0.00110, "p99_s": 0.0021, "step_gaps": 0},
+            {"case": "two hosts, delay", "link": "delay_ms=0.2,jitter_ms=0.1", "run": 1, "exit_code": 0,
+             "status": "completed", "deadline_miss_ratio": 0.005, "p50_s": 0.00158, "p99_s": 0.0025, "step_gaps": 0,
+             "hold_p50_ms": [0.26, 0.27], "link_named": False},
+            {"case": "two hosts, cut", "link": "cut_at_step=333", "run": 1, "exit_code": 1, "status": "aborted",
+             "deadline_miss_ratio": 0.003, "p50_s": 0.0009, "p99_s": 0.0016, "step_gaps": 2110,
+             "hold_p50_ms": [0.04, 0.1], "link_named": True}]
+    md = markdown_link(rows)
+    assert "| two hosts, cut | 1 | aborted (1) | 0.30 % | 0.900 / 1.600 | 2110 | 0.040 / 0.100 | yes |" in md
+    assert "| one host | 1 | completed (0) | 0.00 % | 1.100 / 2.100 | 0 | - | - |" in md
+    assert "- two hosts, delay: step latency median 1.580 ms, +0.480 ms over one host (1.100 ms)" in md
