@@ -76,7 +76,7 @@ _SECTIONS = [
              "origin_offset_m"]),
 ]
 _NOT_TABULATED = {"stability_reason", "normalisation", "normalisation_abs_origin", "loop", "stability_rule",
-                  "contact_events_s", "trials"}
+                  "contact_events_s", "trials", "tuning"}
 
 
 def _plain(x: Any) -> Any:
@@ -171,6 +171,12 @@ def write_report(metrics: Mapping[str, Any], scenario: Mapping[str, Any] | None,
                          f"{_fmt(1e3 * (t.get('E_error_J') or 0.0))} | {_fmt(1e3 * (t.get('E_diss_J') or 0.0))} | "
                          f"{_fmt(t.get('peak_damping_force_n'))} | {t.get('stable')} |")
         lines.append("")
+
+    tuning = metrics.get("tuning")
+    if tuning:      # gains changed while the run went on (rths_ros.runtime.tuning): the measures span both values
+        lines += ["## Live tuning", "", "Gains changed during the run; the measures below cover the run before and "
+                  "after each change.", "", "| node | step | trial | change |", "|---|---|---|---|"]
+        lines += [f"| {t['node']} | {t['step']} | {t['trial']} | {_esc(t['change'])} |" for t in tuning] + [""]
 
     shown = set()
     for title, keys in _SECTIONS:

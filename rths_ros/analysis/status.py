@@ -61,6 +61,8 @@ def status_of_bag(bag: Path, topics: dict, scenario: scn.Scenario, steps_recorde
                     scenario.loop.mode == "lockstep", rec.get("status"), rec.get("first_fault"),
                     loop_topic_gaps(topics, scenario, per_trial, steps_recorded))
     st.recovered = recovery_note(bag)
+    st.tuning = [{"node": e["source"], "step": e["step"], "trial": e["trial"], "change": e["reason"]}
+                 for e in events if e.get("type") == "TUNED"]
     return st
 
 

@@ -173,6 +173,7 @@ class RunStatus:
     first_fault: dict | None = None
     gaps: dict = field(default_factory=dict)              # loop topic -> step_gaps() of the whole run
     recovered: str = ""                                   # what the recovery of a damaged bag kept ("" if none)
+    tuning: list = field(default_factory=list)            # the TUNED events: live changes of a gain (node, step)
 
     @property
     def gap_total(self) -> int:
@@ -205,7 +206,7 @@ class RunStatus:
                 "missing_samples": {k: int(v) for k, v in self.missing_samples.items()},
                 "missing_samples_total": self.missing_total, "first_fault": self.first_fault,
                 "step_gaps": {t: dict(g) for t, g in sorted(self.gaps.items())}, "step_gaps_total": self.gap_total,
-                "bag_recovered": self.recovered,
+                "bag_recovered": self.recovered, "tuning": [dict(e) for e in self.tuning],
                 "run_status": self.summary()}
 
 

@@ -40,6 +40,9 @@ class IlcLearnerNode(RthsNode):
         self.learning_trial = 0
         self.finished = False
 
+    def apply_tuning(self, key: str, value: float) -> None:
+        self.series.ilc.set_gains(**{{"ilc.beta_per_s": "beta_per_s", "ilc.gamma": "gamma"}[key]: value})
+
     def reset_for_trial(self, trial: int) -> None:
         if trial != self.learning_trial:  # data of a trial the learner has not closed: keep the order
             self.get_logger().warning(f"trial {trial} began before trial {self.learning_trial} was learned")
@@ -101,6 +104,8 @@ class IlcLearnerNode(RthsNode):
         s[:] = False
         for local in range(1, self.series.n + 1):
             self.series.record_legs(local, self.b_des[local], self.b_meas[local])
+        if self.tuning.pending:     # live-tuned gains: this update is the first to use them (runtime.tuning)
+            self.tuning.tick((self.learning_trial + 1) * self.trial_len - 1, self.learning_trial)
         f_next, stop, reason = self.series.end_trial()
         j = self.learning_trial
         self.get_logger().info(f"trial {j}: e_track_rel = {self.series.history[-1]['e_track_rel']:.4g}; {reason}")

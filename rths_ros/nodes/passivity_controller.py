@@ -35,6 +35,10 @@ class PassivityControllerNode(RthsNode):
         self.f_d_prev = 0.0
         self.msg = PassivityState()
 
+    def apply_tuning(self, key: str, value: float) -> None:
+        self.ctrl.set_gains(**{{"passivity.g_p_kg_per_s": "g_p_kg_per_s",
+                                "passivity.alpha_max_kg_per_s": "alpha_max_kg_per_s"}[key]: value})
+
     def reset_for_trial(self, trial: int) -> None:
         self.ctrl.reset()
         start = trial * self.trial_len
@@ -67,6 +71,8 @@ class PassivityControllerNode(RthsNode):
                 return
             t0 = time.perf_counter_ns()
             self.timing.tick()
+            if self.tuning.pending:         # a live-tuned gain: from this step on (rths_ros.runtime.tuning)
+                self.tuning.tick(k, self.current_trial)
             f_prev = self.f.pop(p)
             f_d = self.ctrl.update(f_prev, self.zd.pop(p), self.zda.pop(p), f_prev + self.f_d_prev, self.zd[k])
             self.f_d_prev = f_d

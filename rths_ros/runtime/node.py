@@ -52,12 +52,13 @@ from rths_ros.runtime.rt import apply_realtime
 from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
+from rths_ros.runtime.tuning import TunableParameters, attach_tuning, tunables_of
 from rths_ros.runtime.two_hosts import enter_netns_from_env
 
 EVENT_NAMES = {TestEvent.READY: "READY", TestEvent.START: "START", TestEvent.TRIAL_BEGIN: "TRIAL_BEGIN",
                TestEvent.TRIAL_END: "TRIAL_END", TestEvent.PAUSE: "PAUSE", TestEvent.RESUME: "RESUME",
                TestEvent.STOP: "STOP", TestEvent.ABORT: "ABORT", TestEvent.DONE: "DONE",
-               TestEvent.SAFE: "SAFE", TestEvent.REJECTED: "REJECTED"}
+               TestEvent.SAFE: "SAFE", TestEvent.REJECTED: "REJECTED", TestEvent.TUNED: "TUNED"}
 
 
 def event_dict(msg) -> dict:
@@ -74,7 +75,7 @@ def set_stamp(stamp, ns: int) -> None:
     stamp.sec, stamp.nanosec = divmod(int(ns), 1_000_000_000)
 
 
-class RthsNode(RunNames, Node):
+class RthsNode(TunableParameters, RunNames, Node):
     """Base node: scenario, QoS, handshake, flow control, timing, events."""
 
     role = "node"
@@ -142,12 +143,14 @@ class RthsNode(RunNames, Node):
         self.events_readers_total = max(self.events_readers_total, int(info.total_count))
 
     def _declare_scenario_parameters(self) -> None:
-        """Expose the scenario as read-only ROS parameters (introspection with ros2 param)."""
-        for key, value, desc in scenario_parameters(self.scenario):
+        """Expose the scenario as ROS parameters (introspection with ros2 param): read-only, but for this node's
+        live-tunable ones (rths_ros.runtime.tuning)."""
+        for key, value, desc in scenario_parameters(self.scenario, tunables_of(self.role)):
             try:
                 self.declare_parameter(key, value, desc)
             except Exception:  # a value type ROS parameters cannot carry: skip, it stays in the YAML
                 pass
+        self.tuning = attach_tuning(self)
 
     # -- topics ----------------------------------------------------------------------------
     def control_publisher(self, msg_type, topic: str):

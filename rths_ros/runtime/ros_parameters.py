@@ -1,5 +1,6 @@
-"""The scenario as read-only ROS parameters: every key with its description, unit and allowed range, so
-``ros2 param list / describe / get`` on any node shows the values the run uses."""
+"""The scenario as ROS parameters: every key with its description, unit and allowed range, so ``ros2 param list /
+describe / get`` on any node shows the values the run uses.  They are read-only, except a node's live-tunable
+ones (:mod:`rths_ros.runtime.tuning`), whose description says when a new value takes effect."""
 from __future__ import annotations
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -26,9 +27,16 @@ def _range_of(allowed: str) -> tuple[float | None, float | None]:
         return None, None
 
 
-def scenario_parameters(scenario) -> list[tuple[str, object, ParameterDescriptor]]:
-    """(key, value, descriptor) for every scenario value a ROS parameter can carry (no empty or mixed lists)."""
-    values = _flatten(scn.to_dict(scenario))
+def scenario_values(scenario) -> dict:
+    """{dotted key: value} of the scenario."""
+    return _flatten(scn.to_dict(scenario))
+
+
+def scenario_parameters(scenario, tunables: dict | None = None) -> list[tuple[str, object, ParameterDescriptor]]:
+    """(key, value, descriptor) for every scenario value a ROS parameter can carry (no empty or mixed lists);
+    ``tunables``: {key: Tunable} of the node, declared writable."""
+    tunables = tunables or {}
+    values = scenario_values(scenario)
     out = []
     for row in describe(scn.Scenario):
         key = row["key"]
@@ -40,8 +48,11 @@ def scenario_parameters(scenario) -> list[tuple[str, object, ParameterDescriptor
                 continue  # an empty list has no ROS parameter type
             if all(isinstance(v, bool) for v in value) or not all(isinstance(v, type(value[0])) for v in value):
                 continue
-        desc = ParameterDescriptor(description=f"{row['doc']} [{row['unit']}] allowed: {row['allowed']}",
-                                   read_only=True)
+        tune = tunables.get(key)
+        live = (f"; TUNABLE during a realtime run: takes effect {tune.takes_effect} (docs/live.md)"
+                if tune is not None else "")
+        desc = ParameterDescriptor(description=f"{row['doc']} [{row['unit']}] allowed: {row['allowed']}{live}",
+                                   read_only=tune is None)
         if isinstance(value, float) and "in [" in row["allowed"]:
             lo, hi = _range_of(row["allowed"])
             if lo is not None:

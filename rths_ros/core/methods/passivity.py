@@ -120,6 +120,24 @@ class PassivityController:
         self._dt = float(p.dt_s)
         self.reset()
 
+    @property
+    def g_p(self) -> float:
+        """The damping scaling value G_P in use [kg/s] (0 while the damping force is off)."""
+        return self._gain
+
+    @property
+    def alpha_max(self) -> float:
+        """The upper bound of alpha in use [kg/s]."""
+        return self._cap
+
+    def set_gains(self, g_p_kg_per_s: float | None = None, alpha_max_kg_per_s: float | None = None) -> None:
+        """New G_P and/or alpha bound from the next :meth:`update` on (the observer's filters keep their state);
+        G_P stays 0 while ``enabled`` is off."""
+        if g_p_kg_per_s is not None and self.params.enabled:
+            self._gain = float(g_p_kg_per_s)
+        if alpha_max_kg_per_s is not None:
+            self._cap = float(alpha_max_kg_per_s)
+
     def reset(self) -> None:
         """Clear filters, accumulators and the latest values (the state of a new trial)."""
         self.p_num_ts = self.p_ts_exp = self.p_error = self.p_tot = 0.0

@@ -177,12 +177,21 @@ class PdIlc:
             self.q_padlen = int(min(self.n_samples - 1, math.ceil(p.q_pad_time_constants * tau_samples)))
         scale = 1.0 / self.k_pp_per_s if p.injection == "position" else 1.0
         #: learning gains at the injection level (beta/K_Pp, gamma/K_Pp for position injection)
+        self._scale = scale
         self.beta = p.beta_per_s * scale
         self.gamma = p.gamma * scale
         self._f = np.zeros((self.n_legs, self.n_samples))
         self._view = self._f.view()
         self._view.flags.writeable = False
         self.reset()
+
+    def set_gains(self, beta_per_s: float | None = None, gamma: float | None = None) -> None:
+        """New learning gains for the next update (a series tuned between trials): ``beta_per_s`` [1/s] and
+        ``gamma`` as in :class:`IlcParams` (scaled to the injection level as at construction)."""
+        if beta_per_s is not None:
+            self.beta = float(beta_per_s) * self._scale
+        if gamma is not None:
+            self.gamma = float(gamma) * self._scale
 
     # ------------------------------------------------------------------------------------------------
     def reset(self) -> None:
