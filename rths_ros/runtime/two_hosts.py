@@ -112,6 +112,30 @@ def available() -> tuple[bool, str]:
     return True, ""
 
 
+def _die_with_parent() -> None:
+    """The relay ends with the process that made it (PR_SET_PDEATHSIG), even if that one is killed."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def remove_stale_namespaces() -> list[str]:
+    """Delete the namespaces of earlier two-host runs whose process is gone (``rths-<pid>-<n>-<side>``: a runner
+    killed before it could clean up); returns their names."""
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    gone = []
+    for line in r.stdout.splitlines():
+        name = line.split()[0] if line.strip() else ""
+        parts = name.split("-")
+        if len(parts) == 4 and parts[0] == "rths" and parts[1].isdigit() and parts[3] in SIDES:
+            if not os.path.exists(f"/proc/{parts[1]}"):
+                subprocess.run(["ip", "netns", "del", name], capture_output=True)
+                gone.append(name)
+    return gone
+
+
 def _ip(*args: str) -> None:
     r = subprocess.run(["ip", *args], capture_output=True, text=True)
     if r.returncode != 0:
@@ -150,6 +174,7 @@ class TwoHosts:
         ok, why = available()
         if not ok:
             raise RuntimeError(f"two hosts on this machine: {why}")
+        remove_stale_namespaces()
         try:
             for side in SIDES:
                 _ip("netns", "add", self.names[side])
@@ -163,7 +188,7 @@ class TwoHosts:
                    "--delay-ms", str(self.link.delay_ms), "--jitter-ms", str(self.link.jitter_ms),
                    "--loss", str(self.link.loss), "--seed", str(self.link.seed), "--stats", str(self.stats_path)]
             self.relay = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                          stdin=subprocess.DEVNULL)
+                                          stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
             line = self.relay.stdout.readline().strip()
             if line != "ready":
                 err = self.relay.stderr.read() if self.relay.poll() is not None else ""

@@ -1,5 +1,6 @@
 """The emulated link's relay and the two-host helpers, without namespaces: datagram socket pairs stand in for the
 TUN devices (one read or write is one packet on both)."""
+import os
 import socket
 import threading
 import time
@@ -140,3 +141,23 @@ def test_the_link_bench_table_states_each_case_and_the_added_latency():
     assert "| two hosts, cut | 1 | aborted (1) | 0.30 % | 0.900 / 1.600 | 2110 | 0.040 / 0.100 | yes |" in md
     assert "| one host | 1 | completed (0) | 0.00 % | 1.100 / 2.100 | 0 | - | - |" in md
     assert "- two hosts, delay: step latency median 1.580 ms, +0.480 ms over one host (1.100 ms)" in md
+
+
+def test_namespaces_left_by_a_killed_runner_are_removed_and_live_ones_kept():
+    import subprocess
+
+    from rths_ros.runtime.two_hosts import available, remove_stale_namespaces
+    ok, why = available()
+    if not ok:
+        pytest.skip(f"two hosts on one machine: {why}")
+    dead = 9999999            # above the largest pid Linux gives (2^22): no such process
+    stale, live = f"rths-{dead}-0-rig", f"rths-{os.getpid()}-99-numerical"
+    for name in (stale, live):
+        subprocess.run(["ip", "netns", "add", name], check=True)
+    try:
+        assert stale in remove_stale_namespaces()
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert stale not in names and live in names
+    finally:
+        for name in (stale, live):
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
