@@ -38,6 +38,7 @@ from rths_ros.runtime import fork_server, forked, startup
 from rths_ros.runtime.domain import DOMAIN_RANGE  # noqa: F401  (re-exported)
 from rths_ros.runtime.domain import DomainLease as _DomainLease
 from rths_ros.runtime.processes import node_pids
+from rths_ros.runtime.teardown import NATIVE_STACKS_AFTER_S
 from rths_ros.runtime.two_hosts import Link, TwoHosts, crossing_note
 
 PR_SET_PDEATHSIG = 1
@@ -219,6 +220,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         interactive = sys.stdout.isatty()
         sup = next((spec.name for spec in specs if "supervisor" in spec.nodes), None)
         sup_ended = None
+        dumped: set = set()
         forwarded = 0
         stuck_s = policy.stuck_s
         while True:
@@ -262,6 +264,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 # the supervisor ended the run (STOP sent, every node had time to see it): a node still
                 # running after the drain time missed the end or hangs in its teardown
                 sup_ended = sup_ended or now
+                if now - sup_ended > NATIVE_STACKS_AFTER_S:
+                    _native_stacks_of_hung(procs, codes, logs, dumped)
                 if now - sup_ended > stuck_s:
                     stuck = [n for n, c in codes.items() if c is None]
                     result.code = 1
@@ -309,6 +313,22 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     result.message = "\n".join(m for m in [result.message, *notes] if m).strip()
     result.wall_s = time.monotonic() - t0
     return result
+
+
+def _native_stacks_of_hung(procs: dict, codes: dict, logs: dict, dumped: set) -> None:
+    """A node that wrote its files but still runs long after the run ended hangs in its DDS teardown: keep the
+    native stacks of its threads in OUT/logs/<node>.native-stacks.txt, once, before its watchdog ends it."""
+    from rths_ros.runtime.teardown import FILES_WRITTEN_MARK, native_stacks
+    for name, code in codes.items():
+        if code is not None or name in dumped:
+            continue
+        try:
+            written = FILES_WRITTEN_MARK in Path(logs[name]).read_text(errors="replace")
+        except OSError:
+            continue
+        if written:
+            dumped.add(name)
+            native_stacks(procs[name].pid, Path(logs[name]).with_suffix(".native-stacks.txt"))
 
 
 def _steps_done(out: Path) -> int:

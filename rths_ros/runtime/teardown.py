@@ -156,6 +156,30 @@ def hang_in_log(text: str) -> tuple[bool, int | None] | None:
     return True, int(digits) if digits.lstrip("-").isdigit() else None
 
 
+#: a node still running this long after its files were written and the run ended is looked at with gdb [s]
+NATIVE_STACKS_AFTER_S = 5.0
+
+
+def native_stacks(pid: int, path, timeout_s: float = 30.0) -> bool:
+    """Write every native thread's backtrace of process ``pid`` to ``path`` (gdb in batch mode: the Python dump
+    of the teardown watchdog shows the interpreter's threads only, not where in C++ the DDS teardown waits);
+    False where gdb is missing or cannot attach."""
+    import shutil
+    import subprocess
+    gdb = shutil.which("gdb")
+    if gdb is None:
+        return False
+    try:
+        r = subprocess.run([gdb, "-p", str(pid), "-batch", "-nx", "-ex", "set pagination off",
+                            "-ex", "info threads", "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    with open(path, "w") as fh:
+        fh.write(f"native stacks of pid {pid} (gdb -batch, thread apply all bt)\n{r.stdout}\n{r.stderr}")
+    return r.returncode == 0 and "Thread" in r.stdout
+
+
 def hang_in_c(seconds: float) -> None:
     """Block for ``seconds`` in one C call that keeps the GIL (ctypes.PyDLL does not release it), like an rclpy
     teardown stuck in C: no Python thread of the process runs meanwhile."""

@@ -5,6 +5,7 @@ are (the runner then reports a warning, not a failure).  A Python timer thread c
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -111,6 +112,12 @@ def test_a_dds_teardown_hung_in_c_after_the_files_are_written_is_a_warning(tmp_p
     began = (out / "timing" / f"{NODE}.json").stat().st_mtime
     took = log_path.stat().st_mtime - began
     assert TEARDOWN_S - 0.5 <= took <= TEARDOWN_S + 3.0, took
+    # the runner kept the hung process's native stacks before its watchdog ended it: the thread that holds the
+    # GIL sits in the C call (nanosleep), which Python's dump cannot show
+    native = (out / "logs" / f"{NODE}.native-stacks.txt")
+    if shutil.which("gdb"):
+        text = native.read_text()
+        assert "Thread 1" in text and "nanosleep" in text, text[-3000:]
     # every other node tore down normally, under the same watchdog
     for other in r.exit_codes:
         if other != NODE:
