@@ -413,7 +413,14 @@ def test_realtime_delay_spikes_are_counted_not_fatal_and_the_run_stays_on_track(
 
 def test_killed_recorder_leaves_a_readable_bag_up_to_the_last_flushed_chunk(tmp_path):
     s, out, result, t, _ = _start(tmp_path, "killrec", ["loop.duration_s=600", "safety.watchdog_s=0.5"])
-    time.sleep(1.0)
+    # far enough into the loop that the recorder has flushed chunks (counted in steps, not seconds: a loaded
+    # machine runs the lockstep loop slower; a fixed second once left too few messages in the bag)
+    deadline = time.monotonic() + 120.0
+    while time.monotonic() < deadline:
+        nodes = json.loads((out / "progress.json").read_text()).get("nodes", {})
+        if min((v for k, v in nodes.items() if k not in ("recorder", "supervisor")), default=0) >= 3000:
+            break
+        time.sleep(0.1)
     os.kill(_pid_of(out, "recorder"), signal.SIGKILL)
     t.join(60)
     r = result["r"]
