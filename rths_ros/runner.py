@@ -308,6 +308,11 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         except Exception as exc:
             notes.append(f"bag could not be recovered: {exc}")
     conclude_run(result, out, interrupted["sig"], logs, scenario.loop.trials)
+    from rths_ros.runtime.shm import remove_dead_segments
+    dead = remove_dead_segments()     # a node ended without deleting its DDS participant (a hung teardown, a kill)
+    if dead:
+        notes.append(f"removed {len(dead)} shared-memory segment(s) of DDS participants that had ended without "
+                     f"deleting them: {', '.join(dead)}")
     if hosts is not None:
         notes.append(_link_note(hosts, link_stats, out, scenario))
     result.message = "\n".join(m for m in [result.message, *notes] if m).strip()

@@ -118,6 +118,9 @@ def test_a_dds_teardown_hung_in_c_after_the_files_are_written_is_a_warning(tmp_p
     if shutil.which("gdb"):
         text = native.read_text()
         assert "Thread 1" in text and "nanosleep" in text, text[-3000:]
+    # the hung process never deleted its DDS participant: the runner removed the segment it left in /dev/shm
+    assert "shared-memory segment(s) of DDS participants that had ended without deleting them" in r.message, \
+        r.message
     # every other node tore down normally, under the same watchdog
     for other in r.exit_codes:
         if other != NODE:
