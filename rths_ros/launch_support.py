@@ -171,18 +171,21 @@ def live_note(scenario: scn.Scenario, out: Path | str) -> str | None:
 def check_live_port(scenario: scn.Scenario) -> None:
     """Refuse at start a live view whose port is taken (another run's live view, another server), naming the key,
     the value and the way out; the node itself would only fail after every other node had started."""
-    if "live_view" not in scenario.run_nodes or scenario.live.port == 0:
+    if "live_view" not in scenario.run_nodes:
         return
     import socket
     lp = scenario.live
-    try:
-        info = socket.getaddrinfo(lp.host.strip(), lp.port, type=socket.SOCK_STREAM)[0]
-        with socket.socket(info[0], socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind(info[4])
-    except OSError as exc:
-        raise ParameterError(f"live.port: {lp.port} cannot be used on {lp.host} ({exc.strerror or exc}); expected a "
-                             "free port: choose another live.port, or 0 for any free one") from None
+    for key, port in (("live.port", lp.port), ("live.v1_port", lp.v1_port)):
+        if port <= 0:
+            continue
+        try:
+            info = socket.getaddrinfo(lp.host.strip(), port, type=socket.SOCK_STREAM)[0]
+            with socket.socket(info[0], socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(info[4])
+        except OSError as exc:
+            raise ParameterError(f"{key}: {port} cannot be used on {lp.host} ({exc.strerror or exc}); expected a "
+                                 f"free port: choose another {key}, or 0 for any free one") from None
 
 
 #: nodes that keep a process of their own in a composed run

@@ -93,6 +93,7 @@ SERIAL = {
     "graph/test_interrupt.py": ALL,
     "graph/test_lifecycle.py": ALL,
     "graph/test_linear_motor_graph.py": {"test_interface_gap_learner_keeps_up_in_realtime"},
+    "graph/test_live_clients.py": ALL,
     "graph/test_live_tuning.py": ALL,
     "graph/test_live_view.py": ALL,
     "graph/test_recorder_backpressure.py": ALL,

@@ -29,6 +29,10 @@ class LiveParams:
                       "'localhost' (127.0.0.1: this computer only; 0.0.0.0: every network interface)")
     port: int = param(8765, "", 0, 65535, "TCP port of the WebSocket server, ws://host:port (0: a free port "
                       "chosen at start; the URL is written to OUT/live.json)")
+    v1_port: int = param(8766, "", -1, 65535, "TCP port of the second WebSocket server, for clients of the "
+                         "foxglove.websocket.v1 subprotocol (Lichtblick, PlotJuggler's Foxglove plugin, "
+                         "@foxglove/ws-protocol): the same channels, samples and e-stop (0: a free port chosen at "
+                         "start, written to OUT/live.json; -1: off)")
     max_rate_hz: float = param(50.0, "Hz", 1.0, 1000.0, "most messages per second of loop time the live view sends "
                                "per loop topic: the samples of every n-th step, n = ceil(1 / (loop.dt_s * "
                                "max_rate_hz)), the same steps on every topic (realtime: per second of wall time; "
@@ -42,6 +46,9 @@ class LiveParams:
         return max(1, math.ceil(1.0 / (dt_s * self.max_rate_hz) - 1e-9))
 
     def validate(self) -> None:
+        if self.v1_port == self.port and self.port != 0:
+            raise ParameterError(f"v1_port: {self.v1_port} is live.port too; expected another port (0: any free one, "
+                                 "-1: no foxglove.websocket.v1 server)")
         host = self.host.strip()
         if host == "localhost":
             return

@@ -1,8 +1,10 @@
 """live_view: the run live in Foxglove, and the operator's e-stop from it (docs/live.md).
 
 Started when the scenario enables ``live`` (``rths run --live``, launch argument ``live:=true``).  The node runs a
-Foxglove WebSocket server (the ``foxglove-sdk`` package) at ws://``live.host``:``live.port`` from the moment it is
-built, so a client can connect before the run starts.  Its channels:
+Foxglove WebSocket server (the ``foxglove-sdk`` package, subprotocol foxglove.sdk.v1) at
+ws://``live.host``:``live.port`` from the moment it is built, so a client can connect before the run starts, and a
+second one for foxglove.websocket.v1 clients at ``live.v1_port`` (:mod:`rths_ros.nodes.live_v1`: Lichtblick,
+PlotJuggler) with the same channels, samples and client rules.  Its channels:
 
 * the loop topics of :data:`LIVE_TOPICS` that the run has (a topic whose producer the run does not start is not
   advertised), as ROS 2 messages: schema encoding ``ros2msg`` (the same message definitions the bag embeds,
@@ -209,6 +211,8 @@ class LiveView(RthsNode):
                                      message_encoding="cdr", context=self.fg_context)
         self.channels = ros2
         self.state_channel = fg.Channel(SAFETY_STATE_TOPIC, schema=SAFETY_SCHEMA, context=self.fg_context)
+        self.v1 = None
+        self.v1_ids: dict[str, int] = {}
         caps = [fg.websocket.Capability.ClientPublish] if lp.client_e_stop else []
         try:
             self.server = fg.start_server(name=f"rths_ros {self.scenario.name}", host=lp.host.strip(), port=lp.port,
@@ -219,13 +223,28 @@ class LiveView(RthsNode):
             raise ParameterError(f"live.port: cannot serve on {lp.host}:{lp.port} ({exc}); choose another live.port "
                                  "(0: any free port) or live.host") from None
         host = lp.host.strip()
-        self.url = f"ws://{'[' + host + ']' if ':' in host else host}:{self.server.port}"
+        at = f"ws://{'[' + host + ']' if ':' in host else host}"
+        self.url = f"{at}:{self.server.port}"
+        self.url_v1 = ""
+        if lp.v1_port >= 0:         # the same channels for foxglove.websocket.v1 clients (rths_ros.nodes.live_v1)
+            from rths_ros.nodes.live_v1 import V1Server
+            self.v1 = V1Server(f"rths_ros {self.scenario.name}", host, lp.v1_port, self.gate, lp.client_e_stop)
+            for topic in (*self.topics, EVENTS_TOPIC, TIMING_TOPIC):
+                type_name = BY_NAME[topic].type
+                self.v1_ids[topic] = self.v1.add_channel(topic, "cdr", type_name,
+                                                         typestore().generate_msgdef(type_name)[0], "ros2msg")
+            self.v1_ids[SAFETY_STATE_TOPIC] = self.v1.add_channel(SAFETY_STATE_TOPIC, "json", SAFETY_SCHEMA["title"],
+                                                                  json.dumps(SAFETY_SCHEMA), "jsonschema")
+            self.url_v1 = f"{at}:{self.v1.port}"
         self.get_logger().info(f"live view: {self.url} (Foxglove: open connection, Foxglove WebSocket); streaming "
                                f"{', '.join(self.topics)} (one sample every {self.stride} steps: at most "
                                f"{lp.max_rate_hz:g} Hz of loop time each), the events and "
-                               f"{SAFETY_STATE_TOPIC}; operator e-stop on {self.state['e_stop_topic'] or '(off)'}")
+                               f"{SAFETY_STATE_TOPIC}; operator e-stop on {self.state['e_stop_topic'] or '(off)'}"
+                               + (f"; foxglove.websocket.v1 clients (Lichtblick, PlotJuggler): {self.url_v1}"
+                                  if self.url_v1 else ""))
         if self.out_dir is not None:
-            info = {"url": self.url, "host": host, "port": self.server.port, "topics": list(self.channels),
+            info = {"url": self.url, "host": host, "port": self.server.port, "url_v1": self.url_v1,
+                    "port_v1": self.v1.port if self.v1 else None, "topics": list(self.channels),
                     "safety_state_topic": SAFETY_STATE_TOPIC, "max_rate_hz": lp.max_rate_hz,
                     "stride_steps": self.stride,
                     "e_stop_topic": self.state["e_stop_topic"]}
@@ -243,15 +262,27 @@ class LiveView(RthsNode):
         for topic in self.topics:
             msg_type = getattr(rths_msg, BY_NAME[topic].type.rsplit("/", 1)[1])
             self._subs.append(self.guard.subscription(msg_type, topic, self._loop_cb(topic), qos, raw=True))
-        timing = self.channels[TIMING_TOPIC]
+        timing = self._sender(TIMING_TOPIC)
 
         def on_timing(data: bytes) -> None:
-            timing.log(data, log_time=time.time_ns())
+            timing(data)
             self.sent[TIMING_TOPIC] += 1
         self.create_subscription(rths_msg.LoopTiming, TIMING_TOPIC, on_timing, qos, raw=True)
 
+    def _sender(self, topic: str):
+        """The function that sends one sample of ``topic`` to the clients of both servers."""
+        channel = self.channels[topic] if topic in self.channels else self.state_channel
+        v1, v1_id = self.v1, self.v1_ids.get(topic)
+
+        def send(data) -> None:
+            t = time.time_ns()
+            channel.log(data, log_time=t)
+            if v1 is not None:
+                v1.log(v1_id, data, t)
+        return send
+
     def _loop_cb(self, topic: str):
-        channel = self.channels[topic]
+        send = self._sender(topic)
         stride = self.stride
         sent, skipped, state = self.sent, self.skipped, self.state
 
@@ -262,7 +293,7 @@ class LiveView(RthsNode):
             if k % stride:
                 skipped[topic] += 1
                 return
-            channel.log(data, log_time=time.time_ns())
+            send(data)
             sent[topic] += 1
         return cb
 
@@ -275,7 +306,7 @@ class LiveView(RthsNode):
 
     # -- events -----------------------------------------------------------------------------------
     def on_event(self, msg) -> None:
-        self.channels[EVENTS_TOPIC].log(serialize_message(msg), log_time=time.time_ns())
+        self._sender(EVENTS_TOPIC)(serialize_message(msg))
         self.sent[EVENTS_TOPIC] += 1
         st = self.state
         kind = msg.type
@@ -300,7 +331,7 @@ class LiveView(RthsNode):
         self._send_state()
 
     def _send_state(self) -> None:
-        self.state_channel.log(self.state, log_time=time.time_ns())
+        self._sender(SAFETY_STATE_TOPIC)(self.state)
         self.sent[SAFETY_STATE_TOPIC] += 1
 
     def on_stop(self) -> None:
@@ -330,22 +361,26 @@ class LiveView(RthsNode):
                 self._refuse(client, detail, how)
 
     def _e_stop(self, client: int, text: str) -> None:
-        fg = _foxglove()
         reason = f"operator e-stop (Foxglove client {client})" + (f": {text}" if text else "")
         if self.abort_reason or self.stop_step is not None or self.done:
             if len(self.e_stops) < MAX_REFUSED_EVENTS:     # a client that keeps pressing is told a few times
                 why = f"the run is ending already ({self.abort_reason or 'STOP'})"
                 self.get_logger().warning(f"{reason}: ignored, {why}")
                 self.e_stops.append({"client": client, "text": text, "acted": False, "why": why})
-                self.server.publish_status(f"e-stop: {why}", fg.StatusLevel.Warning)
+                self._status(f"e-stop: {why}")
             return
         step = self.progress_step()
         self.e_stops.append({"client": client, "text": text, "acted": True, "step": step})
         self.abort_reason = reason
         self.get_logger().error(f"{reason}: ABORT at step {step}")
         self.emit(TestEvent.ABORT, step, reason)
-        self.server.publish_status(f"e-stop: ABORT sent at step {step}; the platform ramps to its safe pose",
-                                   fg.StatusLevel.Warning)
+        self._status(f"e-stop: ABORT sent at step {step}; the platform ramps to its safe pose")
+
+    def _status(self, text: str) -> None:
+        """A warning to the clients of both servers."""
+        self.server.publish_status(text, _foxglove().StatusLevel.Warning)
+        if self.v1 is not None:
+            self.v1.status(text)
 
     def _refuse(self, client: int, topic: str, how: str) -> None:
         """A client channel on another topic than the e-stop's: nothing is done with it (module doc)."""
@@ -359,14 +394,14 @@ class LiveView(RthsNode):
                   "clients (live.client_e_stop); nothing was done with it, the run goes on")
         self.get_logger().warning(reason)
         self.state["refused_client_channels"] = len(self.refused)
-        self.server.publish_status(reason, _foxglove().StatusLevel.Warning)
+        self._status(reason)
         if len(self.refused) <= MAX_REFUSED_EVENTS:
             self.emit(GUARD_EVENT, self.progress_step(), reason)
 
     # -- the end ----------------------------------------------------------------------------------
     def timing_summary(self) -> dict:
         s = super().timing_summary()
-        s["live"] = {"url": getattr(self, "url", ""), "max_rate_hz": self.scenario.live.max_rate_hz,
+        s["live"] = {"url": getattr(self, "url", ""), "url_v1": getattr(self, "url_v1", ""), "max_rate_hz": self.scenario.live.max_rate_hz,
                      "stride_steps": self.stride,
                      "sent": dict(self.sent), "skipped": dict(self.skipped), "e_stops": self.e_stops,
                      "refused": list(self.refused.values())}
@@ -376,6 +411,8 @@ class LiveView(RthsNode):
         server = getattr(self, "server", None)
         if server is not None:
             server.stop()
+        if getattr(self, "v1", None) is not None:
+            self.v1.stop()
         super().finalize()
 
 

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_live_view_is_off_by_default_and_enabled_by_its_section():
     s = scn.load("contact_1d")
     assert s.live == LiveParams() and not s.live.enabled and "live_view" not in s.run_nodes
-    assert (s.live.host, s.live.port, s.live.max_rate_hz, s.live.client_e_stop) == ("127.0.0.1", 8765, 50.0, True)
+    assert (s.live.host, s.live.port, s.live.v1_port, s.live.max_rate_hz, s.live.client_e_stop) == (
+        "127.0.0.1", 8765, 8766, 50.0, True)
     on = scn.load("contact_1d", ["live.enabled=true"])
     nodes = list(on.run_nodes)
     assert "live_view" in nodes and nodes.index("live_view") < nodes.index("sim_plant")   # the beat starts last
@@ -46,7 +47,10 @@ def test_the_live_view_is_off_by_default_and_enabled_by_its_section():
     ("host", "rig-pc", "live.host: 'rig-pc' is not allowed; expected an IPv4 or IPv6 address or 'localhost'"),
     ("host", "300.1.2.3", "live.host: '300.1.2.3' is not allowed; expected an IPv4 or IPv6 address"),
     ("prot", "8765", "live.prot: unknown key; allowed keys of 'live' are client_e_stop, enabled, host, max_rate_hz, "
-                     "port"),
+                     "port, v1_port"),
+    ("v1_port", "-2", "live.v1_port: -2 is out of range; expected integer in [-1, 65535]"),
+    ("v1_port", "8765", "live.v1_port: 8765 is live.port too; expected another port (0: any free one, -1: no "
+                        "foxglove.websocket.v1 server)"),
 ])
 def test_bad_live_values_are_refused_naming_key_value_and_range(key, value, message):
     with pytest.raises(ParameterError) as exc:
@@ -68,7 +72,8 @@ def test_the_stride_keeps_the_rate_of_loop_time_at_or_below_max_rate_hz(dt, rate
 
 def test_every_live_key_has_unit_range_and_description():
     rows = {r["key"]: r for r in scn.parameter_table() if r["key"].startswith("live.")}
-    assert set(rows) == {"live.enabled", "live.host", "live.port", "live.max_rate_hz", "live.client_e_stop"}
+    assert set(rows) == {"live.enabled", "live.host", "live.port", "live.v1_port", "live.max_rate_hz",
+                         "live.client_e_stop"}
     assert all(r["doc"] for r in rows.values())
     assert rows["live.port"]["allowed"] == "integer in [0, 65535]"
     assert rows["live.max_rate_hz"]["unit"] == "Hz" and rows["live.max_rate_hz"]["allowed"] == "number in [1, 1000] Hz"

@@ -139,7 +139,7 @@ def decoder(channel: dict):
 
 def start_run(out: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "contact_1d", "--out", str(out), "--live",
-                             "--set", "live.port=0", "--no-analyze", *args], stdout=subprocess.PIPE,
+                             "--set", "live.port=0", "--set", "live.v1_port=0", "--no-analyze", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=str(ROOT), stdin=subprocess.DEVNULL)
 
 

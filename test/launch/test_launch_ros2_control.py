@@ -14,7 +14,7 @@ from launch_checks import CompletedRun, RunEnds  # noqa: F401  (collected by lau
 # (watchdogs of 0.5 s: the composed process of a busy 2-core machine stalls up to ~0.12 s at times, which the
 # default 0.1 s watchdog rightly calls a fault; the claim here is the swap of the plant through the launch)
 OVERRIDES = ("loop.duration_s=1.5", "ros2_control.emulate=true", "ros2_control.state_timeout_s=0.5",
-             "standard_interfaces.wrench_input_topic=/ft_sensor/wrench", "live.port=0", "safety.watchdog_steps=500")
+             "standard_interfaces.wrench_input_topic=/ft_sensor/wrench", "live.port=0", "live.v1_port=0", "safety.watchdog_steps=500")
 
 
 @pytest.mark.launch_test
