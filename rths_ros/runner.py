@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import first_fault_of, record_run_end
+from rths_ros.app.scenario import PLANT_NODE_OF
 from rths_ros.launch_support import (
     COMPOSED_EXECUTABLE,
     RIG_HOST_NODES,
@@ -196,7 +197,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         for spec in specs:
             name, cmd = spec.name, node_command(spec)
             env = base_env if hosts is None else {
-                **base_env, **hosts.env(hosts.side_of_process(spec.nodes or (spec.name,)))}
+                **base_env, **hosts.env(hosts.side_of_process(spec.nodes or (spec.name,))),
+                **(hosts.cut_env() if set(spec.nodes or (spec.name,)) & set(PLANT_NODE_OF.values()) else {})}
             logs[name] = out / "logs" / f"{name}.log"
             # each node in its own process group: a Ctrl-C in the terminal reaches the runner only, which
             # hands exactly one SIGINT to every node (the orderly stop: ramp to the safe pose, then end)
@@ -257,9 +259,6 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             if all(c == 0 for c in codes.values()):
                 break
             now = time.monotonic()
-            if hosts is not None and hosts.cut_at is None and 0 <= hosts.link.cut_at_step <= _steps_done(out):
-                hosts.cut(_steps_done(out))
-                log(f"rths run: link cut at step {hosts.cut_at['step']}")
             if sup is not None and codes.get(sup) == 0 and drain_until is None:
                 # the supervisor ended the run (STOP sent, every node had time to see it): a node still
                 # running after the drain time missed the end or hangs in its teardown
@@ -336,15 +335,6 @@ def _native_stacks_of_hung(procs: dict, codes: dict, logs: dict, dumped: set) ->
             native_stacks(procs[name].pid, Path(logs[name]).with_suffix(".native-stacks.txt"))
 
 
-def _steps_done(out: Path) -> int:
-    """The step the run has reached (the furthest node's, OUT/progress.json; -1 before the run started)."""
-    try:
-        data = json.loads((out / "progress.json").read_text())
-    except (OSError, ValueError):
-        return -1
-    return max(data.get("nodes", {}).values(), default=-1) if data.get("state") == "running" else -1
-
-
 def _link_note(hosts: TwoHosts, stats: dict | None, out: Path, scenario: scn.Scenario) -> str:
     """What the link did (from the relay's statistics, OUT/link.json) and, when the run's first fault names a
     topic that came over the link, that it did."""
@@ -358,9 +348,10 @@ def _link_note(hosts: TwoHosts, stats: dict | None, out: Path, scenario: scn.Sce
         held = f", held {hold['p50']:.3f} ms median, {hold['p99']:.3f} ms p99" if hold else ""
         lines.append(f"  {name}: {d['packets']} packets, {d['forwarded']} forwarded{held}, {d['lost']} lost, "
                      f"{d['cut']} dropped by the cut")
-    if hosts.cut_at is not None:
-        lines.append(f"  the link was cut after step {hosts.cut_at['step']} (the run's last progress report before "
-                     "the cut)")
+    cuts = [c for c in stats.get("cuts", []) if c.get("cut")]
+    if hosts.link.cut_at_step >= 0:
+        lines.append(f"  the link was cut by the plant right before it sent step {hosts.link.cut_at_step}"
+                     if cuts else f"  the link was not cut: the run never reached step {hosts.link.cut_at_step}")
     for node in hosts.rig_nodes:       # what the rig host did by itself (its events may not have crossed the link)
         try:
             timing = json.loads((out / "timing" / f"{node}.json").read_text())

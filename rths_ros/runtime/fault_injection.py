@@ -25,12 +25,47 @@ TARGET = {"/rths/leg_command": "length", "/rths/leg_state": "length", "/rths/raw
           "/rths/aff_coefficients": "coefficients"}
 
 
+#: the environment of a two-host run's plant process whose link is cut at a step: "RELAY_PID:STEP"
+#: (rths_ros.runtime.two_hosts.TwoHosts.cut_env)
+LINK_CUT_ENV = "RTHS_LINK_CUT"
+#: the topic whose message of the step cuts the link: the plant's leg state, the first thing of a step it sends
+LINK_CUT_TOPIC = "/rths/leg_state"
+
+
 def corrupting(scenario, topic: str, publisher):
-    """``publisher``, or a :class:`CorruptingPublisher` around it when the scenario injects a fault on ``topic``."""
+    """``publisher``, or a :class:`CorruptingPublisher` around it when the scenario injects a fault on ``topic``
+    (and, in a two-host run whose link is cut at a step, a :class:`LinkCutter` around the plant's leg state)."""
+    import os
+    cut = os.environ.get(LINK_CUT_ENV, "") if topic == LINK_CUT_TOPIC else ""
+    if cut:
+        pid, _, step = cut.partition(":")
+        publisher = LinkCutter(publisher, int(pid), int(step))
     f = scenario.faults
     if f.corrupt_at_step < 0 or f.corrupt_topic != topic:
         return publisher
     return CorruptingPublisher(publisher, topic, f.corrupt_kind, f.corrupt_at_step)
+
+
+class LinkCutter:
+    """The plant's publisher of a two-host run that cuts the emulated link (SIGUSR1 to the relay) right before it
+    sends the message of step ``at``: the cut falls exactly on that step (rths_ros.runtime.link_relay)."""
+
+    def __init__(self, inner, relay_pid: int, at: int):
+        self.inner, self.relay_pid, self.at = inner, relay_pid, at
+
+    def publish(self, msg) -> None:
+        if self.at >= 0 and int(msg.step) >= self.at:
+            import signal
+            self.at = -1
+            try:
+                import os
+                os.kill(self.relay_pid, signal.SIGUSR1)
+            except OSError:
+                pass
+        self.inner.publish(msg)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
 
 def _copy(msg):

@@ -89,6 +89,14 @@ def node_pids(marker: str, node: str | None = None) -> list[int]:
                   if out is not None and marker in out and (node is None or node in names))
 
 
+def _netns(pid: int) -> str:
+    """The network namespace of a process ('' if unknown)."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return ""
+
+
 def process_ended(pid: int) -> bool:
     """True once the process is gone or a zombie (it died; its parent has not collected it yet)."""
     try:
@@ -117,9 +125,12 @@ class ProcessWatch:
         self.watched: dict[int, tuple[str, ...]] = {}
 
     def discover(self) -> dict[int, tuple[str, ...]]:
-        """Find the run's node processes (pid -> node names) and keep those to watch."""
+        """Find the run's node processes (pid -> node names) and keep those to watch: those of this host only (a
+        process in another network namespace is the other computer's of a run split over two hosts, which a real
+        computer could not see either; rths_ros.runtime.two_hosts)."""
+        here = _netns(self.own_pid)
         self.watched = {pid: names for pid, names, out in node_processes(exclude_pid=self.own_pid)
-                        if out == self.marker and not set(names) <= self.loop_nodes}
+                        if out == self.marker and not set(names) <= self.loop_nodes and _netns(pid) == here}
         return self.watched
 
     def first_ended(self) -> tuple[int, tuple[str, ...]] | None:

@@ -23,7 +23,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -56,7 +55,7 @@ class Link:
     delay_ms: float = 0.0
     jitter_ms: float = 0.0
     loss: float = 0.0
-    cut_at_step: int = -1
+    cut_at_step: int = -1          # the plant cuts it right before it sends this step's leg state
     seed: int = 0
 
     KEYS = ("delay_ms", "jitter_ms", "loss", "cut_at_step", "seed")
@@ -243,15 +242,14 @@ class TwoHosts:
         return {NETNS_ENV: self.netns_path(side), "ROS_STATIC_PEERS": self.addresses[other],
                 "ROS_AUTOMATIC_DISCOVERY_RANGE": "LOCALHOST", "FASTDDS_BUILTIN_TRANSPORTS": "UDPv4"}
 
-    def cut(self, step: int | None = None) -> None:
-        """Cut the link now (every packet in both directions is dropped from here on)."""
-        if self.relay is not None and self.relay.poll() is None:
-            self.relay.send_signal(signal.SIGUSR1)
-            self.cut_at = {"step": step, "time": time.time()}
-
-    def restore(self) -> None:
-        if self.relay is not None and self.relay.poll() is None:
-            self.relay.send_signal(signal.SIGUSR2)
+    def cut_env(self) -> dict[str, str]:
+        """The environment of the plant's process when the link is cut at a step: the plant cuts it itself, right
+        before it sends that step's leg state (rths_ros.runtime.fault_injection.LinkCutter), so the cut falls on
+        the step exactly."""
+        if self.link.cut_at_step < 0 or self.relay is None:
+            return {}
+        self.cut_at = {"step": self.link.cut_at_step, "by": "the plant, at that step"}
+        return {"RTHS_LINK_CUT": f"{self.relay.pid}:{self.link.cut_at_step}"}
 
     def stats(self) -> dict | None:
         try:
@@ -261,8 +259,8 @@ class TwoHosts:
         if data is not None:
             data["link"] = asdict(self.link)
             data["hosts"] = {side: {"netns": self.names[side], "address": self.addresses[side]} for side in SIDES}
-            if self.cut_at is not None:
-                data["cut_at"] = self.cut_at
+            if self.cut_at is not None:     # asked for; "made": the relay saw the plant's signal
+                data["cut_at"] = {**self.cut_at, "made": any(c.get("cut") for c in data.get("cuts", []))}
         return data
 
     def describe(self) -> str:

@@ -122,7 +122,11 @@ def test_a_cut_link_aborts_both_hosts_to_the_safe_pose_naming_the_link(tmp_path)
     assert plant["safe_pose"]["ramp_steps"] > 0, plant["safe_pose"]
     assert "rig host: sim_plant" in r.message and "safe pose reached" in r.message
     stats = _link(tmp_path / "cut")
-    assert stats["cut_at"]["step"] >= 300 and all(d["cut"] > 0 for d in stats["directions"]), stats
+    assert stats["cut_at"]["step"] == 300 and stats["cut_at"]["made"] and all(d["cut"] > 0 for d in stats["directions"]), stats
+    assert [c["cut"] for c in stats["cuts"]] == [True]
+    assert "the link was cut by the plant right before it sent step 300" in r.message
+    # the loop's last complete step on the numerical host is the one before the cut (or a step in flight with it)
+    assert 298 <= min(g["recorded"] for g in m["step_gaps"].values()) <= 301, m["step_gaps"]
     assert m["status"] == "aborted"
     for topic, g in m["step_gaps"].items():
         assert g["start"] == 0 and g["middle"] == 0 and g["recorded"] >= 300, (topic, g)
