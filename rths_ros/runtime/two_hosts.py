@@ -3,7 +3,8 @@ emulated link (:mod:`rths_ros.runtime.link_relay`: delay, jitter, loss, a cut), 
 configured initial peers as two real computers would (docs/distributed.md).
 
 * :class:`Link` is what the link does; :class:`TwoHosts` makes the namespaces and the link, gives each side's
-  node processes their environment (:meth:`TwoHosts.env`) and cuts or restores the link while a run goes on.
+  node processes their environment (:meth:`TwoHosts.env`), and the plant's the cut at a step
+  (:meth:`TwoHosts.cut_env`: the plant signals the relay right before it sends that step).
 * A node process enters its namespace itself, before rclpy makes its DDS participant: :func:`enter_netns_from_env`
   reads ``RTHS_NETNS`` (called by :func:`rths_ros.runtime.node.node_main`), so every way of starting a node
   (forked, fork server, ``python -m``) lands on its host.
@@ -51,7 +52,7 @@ def enter_netns_from_env(environ=os.environ) -> str | None:
 @dataclass(frozen=True)
 class Link:
     """The emulated link: one-way delay [ms], uniform jitter [+- ms], loss probability per packet, and the step of
-    the run at which the runner cuts it (-1: never)."""
+    the run at which the plant cuts it, right before it sends that step (-1: never)."""
     delay_ms: float = 0.0
     jitter_ms: float = 0.0
     loss: float = 0.0
