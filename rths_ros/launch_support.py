@@ -350,17 +350,42 @@ class RunPolicy:
         return (crashed or failed or [None])[0]
 
 
+#: the variable that names Fast DDS's default profile file and the project's file, per Fast DDS generation: Fast
+#: DDS 3 (Kilted) reads FASTDDS_DEFAULT_PROFILES_FILE and names a writer's heartbeat ``heartbeat_period``; Fast DDS 2
+#: (Jazzy) reads only FASTRTPS_DEFAULT_PROFILES_FILE, calls it ``heartbeatPeriod`` and rejects the whole file at an
+#: element it does not know (writers then keep the default heartbeat of 3 s, and every lockstep acknowledgement
+#: wait, config/qos.yaml ``ack_every_steps``, took 2.7 s)
+FASTDDS_PROFILES = {3: ("FASTDDS_DEFAULT_PROFILES_FILE", "fastdds.xml"),
+                    2: ("FASTRTPS_DEFAULT_PROFILES_FILE", "fastdds-2.xml")}
+
+
+def fastdds_generation(env: dict | None = None) -> int:
+    """3 or 2: the Fast DDS installed with the middleware, told by its CMake package in the first prefix that has one
+    (``share/fastdds`` of Fast DDS 3, ``share/fastrtps`` of Fast DDS 2; the venv's prefix, then AMENT_PREFIX_PATH);
+    3 when none is found."""
+    env = os.environ if env is None else env
+    prefixes = [sys.prefix] + [p for p in env.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    for prefix in prefixes:
+        share = Path(prefix) / "share"
+        if (share / "fastdds").is_dir():
+            return 3
+        if (share / "fastrtps").is_dir():
+            return 2
+    return 3
+
+
 def node_env_overrides(env: dict | None = None) -> dict[str, str]:
     """Environment every node process gets on top of the caller's: the Fast DDS profile with the lockstep
-    flow control (config/fastdds.xml) unless the caller set one, Fast DDS as the middleware unless chosen,
-    unbuffered output."""
+    flow control (config/fastdds.xml, or config/fastdds-2.xml for Fast DDS 2: :data:`FASTDDS_PROFILES`) unless the
+    caller set one, Fast DDS as the middleware unless chosen, unbuffered output."""
     env = os.environ if env is None else env
     extra = {"PYTHONUNBUFFERED": "1"}
     if "RMW_IMPLEMENTATION" not in env:
         extra["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
-    xml = config_dir() / "fastdds.xml"
-    if xml.exists() and "FASTDDS_DEFAULT_PROFILES_FILE" not in env:
-        extra["FASTDDS_DEFAULT_PROFILES_FILE"] = str(xml)
+    var, name = FASTDDS_PROFILES[fastdds_generation(env)]
+    xml = config_dir() / name
+    if xml.exists() and not any(v in env for v, _ in FASTDDS_PROFILES.values()):
+        extra[var] = str(xml)
     return extra
 
 
@@ -372,5 +397,5 @@ def analysis_command(out: Path) -> list[str]:
 
 __all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "RIG_HOST_NODES", "SIDES", "on_side", "HARDWARE_NODES", "node_specs", "process_specs",
            "process_groups", "load_for_launch", "prepare_run_dir", "default_out", "node_env_overrides",
-           "analysis_command", "parse_bool", "parse_overrides", "refuse_recorded_run", "orderly_stop_s",
+           "analysis_command", "FASTDDS_PROFILES", "fastdds_generation", "parse_bool", "parse_overrides", "refuse_recorded_run", "orderly_stop_s",
            "check_node_set", "BEAT_NODES", "live_note", "check_live_port", "OWN_PROCESS_NODES"]

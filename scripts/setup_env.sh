@@ -16,6 +16,12 @@
 # Each step records a hash of its inputs and is skipped when nothing changed, so a second run takes a
 # few seconds. See docs/building.md.
 #
+# The ROS 2 distribution: RTHS_ROS_DISTRO=kilted (default: the newest release, on which every measurement of
+# docs/ was made) or jazzy (the long-term-support release), each with its own pinned requirements
+# (requirements/ros.txt + constraints.txt for Kilted, requirements/ros-jazzy.txt + constraints-jazzy.txt for
+# Jazzy) and its own venv (.venv, .venv-jazzy) and build directory; a venv made for one is never changed into the
+# other. docs/ros2.md "Jazzy and Kilted".
+#
 # Environment overrides: RTHS_VENV (venv directory), RTHS_BUILD_DIR (CMake build directory),
 # RTHS_ROS2_TOOLING (folder with wheels/ and SHA256SUMS of the launch tooling; "none" skips it),
 # PYTHON (interpreter used to create the venv), RTHS_JOBS (parallel compile jobs),
@@ -23,8 +29,15 @@
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="${RTHS_VENV:-$REPO/.venv}"
-BUILD_DIR="${RTHS_BUILD_DIR:-$REPO/build/venv}"
+DISTRO="${RTHS_ROS_DISTRO:-kilted}"
+case "$DISTRO" in
+  kilted) distro_suffix=""; ROS_REQUIREMENTS=requirements/ros.txt; CONSTRAINTS=requirements/constraints.txt ;;
+  jazzy)  distro_suffix="-jazzy"; ROS_REQUIREMENTS=requirements/ros-jazzy.txt
+          CONSTRAINTS=requirements/constraints-jazzy.txt ;;
+  *) printf '[setup_env] error: RTHS_ROS_DISTRO=%s is not offered; expected kilted or jazzy\n' "$DISTRO" >&2; exit 1 ;;
+esac
+VENV="${RTHS_VENV:-$REPO/.venv$distro_suffix}"
+BUILD_DIR="${RTHS_BUILD_DIR:-$REPO/build/venv$distro_suffix}"
 JOBS="${RTHS_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 FORCE="${RTHS_FORCE:-0}"
 REQUIRED_PY="3.11"
@@ -95,26 +108,36 @@ PY="$VENV/bin/python"
 [ "$(py_version "$PY")" = "$REQUIRED_PY" ] ||
   die "$VENV runs Python $(py_version "$PY"), not $REQUIRED_PY: remove it and run again"
 SITE="$("$PY" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+# the distribution this venv was made for (a venv older than this record is Kilted's)
+distro_record="$VENV/.rths-setup/ros_distro"
+venv_distro=kilted
+if [ -f "$distro_record" ]; then venv_distro="$(cat "$distro_record")"; fi
+if [ -f "$VENV/.rths-setup/deps" ] && [ "$venv_distro" != "$DISTRO" ]; then
+  die "$VENV holds ROS 2 $venv_distro, not $DISTRO (RTHS_ROS_DISTRO): use another RTHS_VENV or remove it"
+fi
+mkdir -p "$VENV/.rths-setup"
+printf '%s\n' "$DISTRO" >"$distro_record"
+log "ROS 2 $DISTRO in $VENV"
 
 # ---------------------------------------------------------------------------------------------------
 # 2. pinned requirements
 # ---------------------------------------------------------------------------------------------------
-requirement_files=(requirements/build.txt requirements/ros.txt requirements/runtime.txt requirements/test.txt)
-deps_key="$(hash_inputs "${requirement_files[@]}" requirements/constraints.txt)"
+requirement_files=(requirements/build.txt "$ROS_REQUIREMENTS" requirements/runtime.txt requirements/test.txt)
+deps_key="$(hash_inputs "${requirement_files[@]}" "$CONSTRAINTS")"
 if stamp_ok deps "$deps_key"; then
   log "requirements: up to date"
 else
   log "requirements: installing pinned versions"
   step_s=$SECONDS
-  "$PY" -m pip install --progress-bar off -q -r requirements/build.txt -c requirements/constraints.txt
+  "$PY" -m pip install --progress-bar off -q -r requirements/build.txt -c "$CONSTRAINTS"
   # uv (pinned in build.txt) resolves and installs the same pinned set several times faster than pip; pip
   # stays the route when uv is missing or fails (an index only pip is configured for, for example)
   # (--compile-bytecode: uv writes no .pyc by default, pip does; see "bytecode" below)
   if ! { [ -x "$VENV/bin/uv" ] && "$VENV/bin/uv" pip install --quiet --compile-bytecode --python "$PY" \
-           -c requirements/constraints.txt -r requirements/ros.txt -r requirements/runtime.txt -r requirements/test.txt; }; then
+           -c "$CONSTRAINTS" -r "$ROS_REQUIREMENTS" -r requirements/runtime.txt -r requirements/test.txt; }; then
     [ -x "$VENV/bin/uv" ] && log "requirements: uv failed; installing with pip"
-    "$PY" -m pip install --progress-bar off -q -c requirements/constraints.txt \
-      -r requirements/ros.txt -r requirements/runtime.txt -r requirements/test.txt
+    "$PY" -m pip install --progress-bar off -q -c "$CONSTRAINTS" \
+      -r "$ROS_REQUIREMENTS" -r requirements/runtime.txt -r requirements/test.txt
   fi
   stamp_write deps "$deps_key"
   log "requirements: installed ($((SECONDS - step_s)) s)"
@@ -130,7 +153,7 @@ command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 ||
 mapfile -t msg_files < <(find msg -maxdepth 1 -name '*.msg' | LC_ALL=C sort)
 [ "${#msg_files[@]}" -gt 0 ] || die "no msg/*.msg files"
 msgs_key="$(hash_inputs "${msg_files[@]}" CMakeLists.txt package.xml rths_ros/__init__.py \
-  scripts/setup_env.sh "${requirement_files[@]}" requirements/constraints.txt)-$VENV"
+  scripts/setup_env.sh "${requirement_files[@]}" "$CONSTRAINTS")-$VENV"
 
 msgs_installed() {
   [ -f "$SITE/rths_ros/msg/__init__.py" ] &&
@@ -212,7 +235,7 @@ if [ -n "$DISTRO_LAUNCH" ]; then
   log "ros2 launch tooling: the sourced ROS 2 distribution's ($DISTRO_LAUNCH)"
 elif [ "$TOOLING" != none ] && [ -f "$TOOLING/SHA256SUMS" ] && [ -d "$TOOLING/wheels" ]; then
   TOOLING="$(cd "$TOOLING" && pwd)"
-  tooling_key="$(hash_inputs "$TOOLING/SHA256SUMS" requirements/launch.txt requirements/constraints.txt)"
+  tooling_key="$(hash_inputs "$TOOLING/SHA256SUMS" requirements/launch.txt "$CONSTRAINTS")"
   if stamp_ok tooling "$tooling_key" && [ -x "$VENV/bin/ros2" ]; then
     log "ros2 launch tooling: up to date ($TOOLING)"
   else
@@ -224,7 +247,7 @@ elif [ "$TOOLING" != none ] && [ -f "$TOOLING/SHA256SUMS" ] && [ -d "$TOOLING/wh
     # --no-deps: launch_ros names ament-index-python, whose registry name is ros-ament-index-python
     "$PY" -m pip install --progress-bar off -q --no-deps --no-index \
       "${tooling_wheels[@]/#/$TOOLING/wheels/}"
-    "$PY" -m pip install --progress-bar off -q --no-deps -c requirements/constraints.txt -r requirements/launch.txt
+    "$PY" -m pip install --progress-bar off -q --no-deps -c "$CONSTRAINTS" -r requirements/launch.txt
     [ -x "$VENV/bin/ros2" ] || die "the launch tooling installed no $VENV/bin/ros2"
     stamp_write tooling "$tooling_key"
     log "ros2 launch tooling: installed ($VENV/bin/ros2)"

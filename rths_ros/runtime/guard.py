@@ -17,6 +17,11 @@ stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
   A foreign sample is dropped before anything reads it, counted (``foreign_messages`` in the node's timing
   summary, per topic under ``guard``) and reported once per publisher as an event on /rths/events
   (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.
+  Where the client library gives no publisher with a sample (:data:`SAMPLE_PUBLISHER` false: rclpy 7 of Jazzy
+  has no ``publisher_gid`` in its MessageInfo) a sample cannot be told apart from the run's own: a node then takes
+  a topic's samples as long as the graph shows no publisher of it but the run's, and a foreign publisher found in
+  the graph (at READY, at START, then by the sweep once a second) aborts the run, or keeps it from starting,
+  naming the publisher (:meth:`LoopGuard._report`).
 * **The run's mark** (:func:`run_mark`, DDS subscriptions of the control topics).  Every producer writes the mark
   into ``header.frame_id`` of each control message.  With ``safety.mark_filter`` every reader subscribes with a
   DDS content filter that admits only that mark: a foreign sample without it is dropped inside the DDS reader,
@@ -65,6 +70,20 @@ RECHECK_S = 0.05
 RECHECK_GIVE_UP_S = 2.0
 #: what rclpy reports for an endpoint whose node's name has not arrived yet
 UNKNOWN_NAME = "_NODE_NAME_UNKNOWN_"
+
+
+def _sample_publisher() -> bool:
+    """Whether rclpy hands the publisher's gid with every sample (its MessageInfo declares ``publisher_gid``:
+    rclpy 9 of Kilted does, rclpy 7 of Jazzy does not).  A capability, read from the library itself."""
+    try:
+        from rclpy.subscription import MessageInfo
+    except ImportError:
+        return False
+    return "publisher_gid" in getattr(MessageInfo, "__annotations__", {})
+
+
+#: rclpy gives each sample's publisher (module doc); a sample without one switches a check to the same mode
+SAMPLE_PUBLISHER = _sample_publisher()
 
 
 @dataclass(frozen=True)
@@ -271,8 +290,11 @@ class PublisherCheck:
     ``report(topic, publisher, gid)`` is called once per foreign publisher; ``timing.foreign_messages`` counts."""
 
     def __init__(self, namespace: str, expected: dict[str, tuple[str, ...]], lookup: Callable, report: Callable,
-                 timing):
+                 timing, anonymous: bool = not SAMPLE_PUBLISHER):
         self.namespace = namespace
+        #: samples come without their publisher (module doc): a topic's samples are taken while the graph shows no
+        #: foreign publisher of it, and every foreign publisher is fatal (the caller's ``report`` decides)
+        self.anonymous = anonymous
         self.expected = expected
         self.lookup = lookup
         self.report = report
@@ -298,12 +320,20 @@ class PublisherCheck:
         self.foreign.setdefault(topic, set())
         self.counts.setdefault(topic, [0])
 
+        listed = self.listed.setdefault(topic, set())
+
         def cb(*args) -> None:
             msg, info = args if len(args) == 2 else args[0]
             gid = info.get("publisher_gid") if info else None
             data = gid["data"] if gid else None
             if data in allowed:
                 callback(msg)
+            elif data is None and (self.anonymous or (info is not None and "publisher_gid" not in info)):
+                self.anonymous = True
+                if not listed:          # no foreign publisher of the topic in the graph
+                    callback(msg)
+                else:
+                    self._count(topic)
             else:
                 self._unknown(topic, msg, data, callback)
         cb.__signature__ = _MSG_AND_INFO
@@ -350,7 +380,8 @@ class PublisherCheck:
     def sweep(self) -> None:
         """Report (once) every publisher of a topic checked here that the graph shows and that is not one of the
         run's producers: its samples may never reach this node (the content filter drops those without the run's
-        mark), so the graph is where it shows.  Called after START."""
+        mark), so the graph is where it shows.  Called after START (and at READY where samples come without their
+        publisher)."""
         for topic in list(self.allowed):
             self.refresh(topic)
             allowed, listed = self.allowed[topic], self.listed.setdefault(topic, set())
@@ -495,7 +526,9 @@ class LoopGuard:
         publisher (module doc)."""
         ok = self.publishers.ready()
         self._refuse_duplicates()
-        return ok
+        if self.publishers.anonymous:       # a foreign publisher could not be told apart later: none may start
+            self.publishers.sweep()
+        return ok and not self.node.abort_reason
 
     def _refuse_duplicates(self) -> None:
         """Two publishers under one producer's name before START: abort the run before it starts, naming both
@@ -522,6 +555,12 @@ class LoopGuard:
     def _report(self, topic: str, publisher: str, gid: str) -> None:
         node = self.node
         producers = ", ".join(self.publishers.expected.get(topic, ())) or "none"
+        if self.publishers.anonymous:
+            self._abort(self._step(), f"{topic} has a publisher that is not the run's: {publisher} (gid {gid}); this "
+                        "ROS 2 client library hands no publisher with a sample (rclpy's MessageInfo has no "
+                        f"publisher_gid, as in Jazzy), so its samples cannot be told from those of the run's "
+                        f"producer ({producers}): the run " + ("is aborted" if node.started else "does not start"))
+            return
         reason = (f"{node.role}: rejected {topic} from {publisher} (gid {gid}): not the run's producer "
                   f"({producers}); its samples are dropped (without the run's mark by the content filter, else by "
                   "the publisher check, counted), the run goes on")

@@ -9,7 +9,8 @@ both behind, 0.55 MB each time, and nothing removes them.
 :func:`remove_dead_segments` removes exactly those: a segment whose lock file it can lock is one no living process
 owns (the owner took the lock first, so a segment being created is never taken for dead).  The port segments
 (``fastdds_port<N>``) are shared by the readers of a port; Fast DDS reclaims a dead one itself when a later
-participant opens that port, so they are left alone.
+participant opens that port, so they are left alone.  Fast DDS 2 (ROS 2 Jazzy) names the same files
+``fastrtps_<16 hex>`` and ``fastrtps_<16 hex>_el`` and locks them the same way.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import os
 import re
 
 SHM_DIR = "/dev/shm"
-_SEGMENT = re.compile(r"^fastdds_[0-9a-f]{16}$")
+_SEGMENT = re.compile(r"^fast(dds|rtps)_[0-9a-f]{16}$")
 
 
 def remove_dead_segments(shm_dir: str = SHM_DIR) -> list[str]:
