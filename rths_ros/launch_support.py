@@ -117,7 +117,8 @@ BEAT_NODES = (*scn.PLANT_NODE_OF.values(), "smoke_talker")
 
 
 def check_node_set(s: scn.Scenario) -> None:
-    """Refuse at start a node set that cannot run, naming what is missing.
+    """Refuse at start a node set that cannot run, naming what is missing (and a ``safety.mark_filter`` the
+    installed rclpy cannot serve).
 
     Every run needs the supervisor (it starts and ends the run) and a node that sets the steps (the plant, or
     the smoke talker).  Every loop topic a started node reads needs its producer started as well (from the
@@ -153,6 +154,17 @@ def check_node_set(s: scn.Scenario) -> None:
         what = "; ".join(f"{n} ({why})" for n, why in missing.items())
         raise ParameterError(f"nodes: {sorted(running)} cannot run: missing {what}. Add "
                              f"{', '.join(missing)} to nodes")
+    if s.safety.mark_filter and not content_filter_available():
+        raise ParameterError("safety.mark_filter: true needs subscriptions with a DDS content filter, which this "
+                             "rclpy does not offer (the rclpy of ROS 2 Jazzy has none, Kilted's has); expected false "
+                             "with this ROS 2 (the publisher check still guards every loop topic, docs/safety.md)")
+
+
+def content_filter_available() -> bool:
+    """Whether rclpy offers content-filtered subscriptions (``safety.mark_filter``): its module for the filter
+    options exists (rclpy of Kilted; not that of Jazzy)."""
+    import importlib.util
+    return importlib.util.find_spec("rclpy.subscription_content_filter_options") is not None
 
 
 def live_note(scenario: scn.Scenario, out: Path | str) -> str | None:
@@ -359,12 +371,13 @@ FASTDDS_PROFILES = {3: ("FASTDDS_DEFAULT_PROFILES_FILE", "fastdds.xml"),
                     2: ("FASTRTPS_DEFAULT_PROFILES_FILE", "fastdds-2.xml")}
 
 
-def fastdds_generation(env: dict | None = None) -> int:
+def fastdds_generation(env: dict | None = None, prefixes: list[str] | None = None) -> int:
     """3 or 2: the Fast DDS installed with the middleware, told by its CMake package in the first prefix that has one
-    (``share/fastdds`` of Fast DDS 3, ``share/fastrtps`` of Fast DDS 2; the venv's prefix, then AMENT_PREFIX_PATH);
-    3 when none is found."""
+    (``share/fastdds`` of Fast DDS 3, ``share/fastrtps`` of Fast DDS 2; ``prefixes``, by default the venv's prefix,
+    then AMENT_PREFIX_PATH); 3 when none is found."""
     env = os.environ if env is None else env
-    prefixes = [sys.prefix] + [p for p in env.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
+    if prefixes is None:
+        prefixes = [sys.prefix] + [p for p in env.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
     for prefix in prefixes:
         share = Path(prefix) / "share"
         if (share / "fastdds").is_dir():
@@ -397,5 +410,5 @@ def analysis_command(out: Path) -> list[str]:
 
 __all__ = ["NodeSpec", "LAUNCH_ARGUMENTS", "PLANT_SIDE_NODES", "RIG_HOST_NODES", "SIDES", "on_side", "HARDWARE_NODES", "node_specs", "process_specs",
            "process_groups", "load_for_launch", "prepare_run_dir", "default_out", "node_env_overrides",
-           "analysis_command", "FASTDDS_PROFILES", "fastdds_generation", "parse_bool", "parse_overrides", "refuse_recorded_run", "orderly_stop_s",
+           "analysis_command", "FASTDDS_PROFILES", "fastdds_generation", "content_filter_available", "parse_bool", "parse_overrides", "refuse_recorded_run", "orderly_stop_s",
            "check_node_set", "BEAT_NODES", "live_note", "check_live_port", "OWN_PROCESS_NODES"]

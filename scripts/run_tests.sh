@@ -5,6 +5,8 @@
 #                                at idle priority (`make test`, CI)
 #   scripts/run_tests.sh all     the same with the extended tests (`make test-all`)
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
+#   scripts/run_tests.sh graph-launch  the graph tests not serial on every core, then the `ros2 launch` tests that are
+#                                serial one at a time (what `make test` runs on its second ROS 2 distribution)
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
 # SERIAL_RERUNS (reruns of a failed test in make test / make test-all; default 1),
@@ -42,8 +44,10 @@ case "$tier" in
   ci)    phases=("graph and not serial and not extended|$TEST_JOBS|$PAR_NICE" "serial and not extended|1|0"
                  "not graph and not serial and not extended|$TEST_JOBS|idle") ;;
   all)   phases=("graph and not serial|$TEST_JOBS|$PAR_NICE" "serial|1|0" "not graph and not serial|$TEST_JOBS|idle") ;;
+  graph-launch) phases=("graph and not serial and not extended|$TEST_JOBS|$PAR_NICE"
+                        "launch and serial and not extended|1|0") ;;
   quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS|0") ;;
-  *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick)" >&2; exit 4 ;;
+  *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick, graph-launch)" >&2; exit 4 ;;
 esac
 
 fg=

@@ -290,7 +290,7 @@ class PublisherCheck:
     ``report(topic, publisher, gid)`` is called once per foreign publisher; ``timing.foreign_messages`` counts."""
 
     def __init__(self, namespace: str, expected: dict[str, tuple[str, ...]], lookup: Callable, report: Callable,
-                 timing, anonymous: bool = not SAMPLE_PUBLISHER):
+                 timing, anonymous: bool = False):
         self.namespace = namespace
         #: samples come without their publisher (module doc): a topic's samples are taken while the graph shows no
         #: foreign publisher of it, and every foreign publisher is fatal (the caller's ``report`` decides)
@@ -328,8 +328,8 @@ class PublisherCheck:
             data = gid["data"] if gid else None
             if data in allowed:
                 callback(msg)
-            elif data is None and (self.anonymous or (info is not None and "publisher_gid" not in info)):
-                self.anonymous = True
+            elif data is None and info is not None and "publisher_gid" not in info:
+                self.anonymous = True       # the client library gives no publisher (the module doc)
                 if not listed:          # no foreign publisher of the topic in the graph
                     callback(msg)
                 else:
@@ -472,7 +472,8 @@ class LoopGuard:
                                                          math.ceil(safe_ramp_bound_s(s.safety) / s.loop.dt_s)) + 1
         self.validator = MessageValidator(self._width, {"step": last_step, "trial": s.loop.trials - 1}, node.timing,
                                           self._abort)
-        self.publishers = PublisherCheck(node.get_namespace(), expected, self._lookup, self._report, node.timing)
+        self.publishers = PublisherCheck(node.get_namespace(), expected, self._lookup, self._report, node.timing,
+                                         anonymous=not SAMPLE_PUBLISHER)
         #: the run's mark (module doc); the control topics' readers admit only it
         self.mark = run_mark(s)
         self._control = {t.name for t in TOPICS if t.kind == "control"}

@@ -22,6 +22,7 @@ from rths_ros.msg import (
     LegState,
     PassivityState,
     RawWrench,
+    TestEvent,
 )
 from rths_ros.runtime.fault_injection import corrupt
 from rths_ros.runtime.guard import HUGE, SPECS, MessageValidator, PublisherCheck, value_fault
@@ -342,11 +343,9 @@ def test_the_sweep_reports_a_foreign_publisher_seen_only_in_the_graph_once():
 
 def test_the_run_mark_and_the_marked_publisher():
     from rths_ros.app import scenario as scn
-    from rths_ros.runtime.guard import MarkedPublisher, mark_filter, run_mark
+    from rths_ros.runtime.guard import MarkedPublisher, run_mark
     mark = run_mark(scn.load("contact_1d"))
     assert mark == "rths:contact_1d"
-    f = mark_filter(mark)
-    assert f.filter_expression == "header.frame_id = %0" and f.expression_parameters == ["'rths:contact_1d'"]
     sent = []
 
     class Dds:
@@ -429,3 +428,77 @@ def test_the_length_fault_is_refused_on_fixed_size_messages(topic):
     from rths_ros.params import ParameterError
     with pytest.raises(ParameterError, match="corrupt_kind: 'length' is not allowed"):
         scn.load("contact_1d", [f"faults.corrupt_topic={topic}", "faults.corrupt_kind=length"])
+
+
+def _anonymous_info():
+    """The MessageInfo of a client library that gives no publisher (rclpy 7 of Jazzy)."""
+    return {"source_timestamp": 0, "received_timestamp": 0, "publication_sequence_number": 1,
+            "reception_sequence_number": None}
+
+
+def test_without_a_publisher_in_the_message_info_samples_are_taken_only_while_no_foreign_publisher_is_seen():
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
+    check, cb, timing, reports, taken = _check(g)
+    check.snapshot(freeze=True)
+    cb("own-1", _anonymous_info())
+    cb(("own-2", _anonymous_info()))
+    assert taken == ["own-1", "own-2"] and check.anonymous and reports == []
+    g.publishers["/rths/leg_command"].append(("intruder", "/", _gid(5)))
+    check.sweep()                               # found in the graph: reported (the node aborts the run, below)
+    assert reports == [("/rths/leg_command", "/intruder", _gid(5).hex())]
+    cb("either", _anonymous_info())              # its samples and the run's can no longer be told apart
+    assert taken == ["own-1", "own-2"] and timing.foreign_messages == 1
+
+
+class _Node:
+    """What LoopGuard._report and _abort use of a node."""
+
+    def __init__(self, started: bool):
+        self.started, self.done, self.abort_reason, self.role, self.events = started, False, None, "sim_plant", []
+
+    def get_logger(self):
+        import logging
+        return logging.getLogger("test")
+
+    def emit(self, kind, step, reason):
+        self.events.append((kind, step, reason))
+
+    def progress_step(self):
+        return 42
+
+
+@pytest.mark.parametrize("started", [False, True])
+def test_a_foreign_publisher_aborts_the_run_where_samples_come_without_their_publisher(started):
+    from rths_ros.runtime.guard import LoopGuard
+    guard = LoopGuard.__new__(LoopGuard)          # the reporting half of a node's guard
+    guard.node, guard.reports, guard.pending_reports = _Node(started), 0, []
+    g = Graph()
+    guard.publishers = PublisherCheck("/", {"/rths/leg_command": ("stewart_platform",)}, g.lookup, guard._report,
+                                      TimingStats(), anonymous=True)
+    guard._report("/rths/leg_command", "/intruder", "0a0b")
+    (kind, step, reason), = guard.node.events
+    assert kind == TestEvent.ABORT and step == 42 and guard.node.abort_reason == reason and reason.startswith("sim_plant: ")
+    assert "/intruder (gid 0a0b)" in reason and "cannot be told from those of the run's producer (stewart_platform)" \
+        in reason and reason.endswith("is aborted" if started else "does not start")
+    guard.publishers.anonymous = False           # with the publisher in every sample: reported, the run goes on
+    guard.node = _Node(started)
+    guard._report("/rths/leg_command", "/intruder", "0a0b")
+    assert guard.node.abort_reason is None
+    assert [e[0] for e in guard.node.events] == ([TestEvent.REJECTED] if started else [])
+
+
+def test_the_mark_filter_where_rclpy_has_content_filters_and_a_clear_refusal_where_not():
+    from rths_ros.app import scenario as scn
+    from rths_ros.launch_support import check_node_set, content_filter_available
+    from rths_ros.params import ParameterError
+    from rths_ros.runtime.guard import mark_filter
+    s = scn.load("contact_1d", overrides=["safety.mark_filter=true"])
+    if content_filter_available():
+        f = mark_filter("rths:contact_1d")
+        assert f.filter_expression == "header.frame_id = %0" and f.expression_parameters == ["'rths:contact_1d'"]
+        check_node_set(s)
+    else:
+        with pytest.raises(ParameterError, match=r"safety.mark_filter: true needs subscriptions with a DDS content "
+                                                  r"filter.*expected false"):
+            check_node_set(s)
