@@ -20,7 +20,7 @@ from rths_ros.runtime.executors import make_executor
 from rths_ros.runtime.teardown import release_dds
 
 def segments():
-    return sorted(set(re.findall(r"fastdds_[0-9a-f]{16}", open("/proc/self/maps").read())))
+    return sorted(set(re.findall(r"fast(?:dds|rtps)_[0-9a-f]{16}", open("/proc/self/maps").read())))
 
 class Plantish(LifecycleNodeMixin, Node):
     def __init__(self):
