@@ -7,7 +7,9 @@ and passes what clients send to the same gate (:class:`rths_ros.nodes.live_view.
 only, everything else refused.  The server is the ``foxglove-websocket`` package's, on an asyncio loop in a thread
 of its own; the node's calls only schedule work on that loop.  The package's listener is not told which client
 sent a message, so :class:`_Server` notes the client of the message being handled (one loop, one message at a
-time) and the gate keys every client channel by (client, channel) as for the first server.
+time) and the gate keys every client channel by (client, channel) as for the first server.  Like the first server it
+offers the ``parameters`` capability: the run's tunable parameters, read and set as ``ros2 param`` does
+(rths_ros.nodes.live_params).
 """
 from __future__ import annotations
 
@@ -37,13 +39,15 @@ def _package():
 class V1Server:
     """A foxglove.websocket.v1 server on ``host:port`` (0: a free port; :attr:`port` is the one it got)."""
 
-    def __init__(self, name: str, host: str, port: int, gate, client_publish: bool):
+    def __init__(self, name: str, host: str, port: int, gate, client_publish: bool, params=None):
+        """``params``: the run's tunable parameters for the viewers (rths_ros.nodes.live_params.ViewerParameters;
+        the ``parameters`` capability), or None."""
         server_cls, listener_cls, self._levels = _package()
         self.gate = gate
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="live-v1", daemon=True)
         self._thread.start()
-        caps = ["clientPublish"] if client_publish else []
+        caps = (["clientPublish"] if client_publish else []) + (["parameters"] if params is not None else [])
         gate_of = self.gate
 
         class _Server(server_cls):
@@ -76,6 +80,15 @@ class V1Server:
 
             async def on_client_message(self, server, channel_id, payload):
                 gate_of.on_message_data(client(), channel_id, bytes(payload))
+
+            async def on_get_parameters(self, server, param_names, request_id):
+                return await params.get(list(param_names or ())) if params is not None else []
+
+            async def on_set_parameters(self, server, new_params, request_id):
+                return await params.set(list(new_params or ())) if params is not None else []
+
+            async def on_parameters_subscribe(self, server, names, subscribe):
+                return None
 
         async def start():
             import logging

@@ -165,6 +165,22 @@ class ClientGate:
         elif key in self.refused:
             self.requests.put(("refused", client.id, self.refused[key], "message"))
 
+    #: the run's tunable parameters for the viewers (rths_ros.nodes.live_params.ViewerParameters), or None
+    params = None
+
+    def on_get_parameters(self, client, param_names, request_id=None) -> list:
+        return _sdk_parameters(self.params.get_sync(list(param_names))) if self.params is not None else []
+
+    def on_set_parameters(self, client, parameters, request_id=None) -> list:
+        if self.params is None:
+            return []
+        return _sdk_parameters(self.params.set_sync([{"name": p.name, "value": p.get_value()} for p in parameters]))
+
+
+def _sdk_parameters(values: list[dict]) -> list:
+    fg = _foxglove()
+    return [fg.Parameter(v["name"], value=float(v["value"]), type=fg.ParameterType.Float64) for v in values]
+
 
 class LiveView(RthsNode):
     role = LIVE_NODE
@@ -214,6 +230,11 @@ class LiveView(RthsNode):
         self.v1 = None
         self.v1_ids: dict[str, int] = {}
         caps = [fg.websocket.Capability.ClientPublish] if lp.client_e_stop else []
+        from rths_ros.nodes.live_params import ViewerParameters
+        params = ViewerParameters(self, self.scenario.run_nodes, self._status)
+        if params.roles:            # the tunable parameters of the run's nodes, for both servers' viewers
+            self.gate.params = params
+            caps.append(fg.websocket.Capability.Parameters)
         try:
             self.server = fg.start_server(name=f"rths_ros {self.scenario.name}", host=lp.host.strip(), port=lp.port,
                                           capabilities=caps, server_listener=self.gate,
@@ -228,7 +249,8 @@ class LiveView(RthsNode):
         self.url_v1 = ""
         if lp.v1_port >= 0:         # the same channels for foxglove.websocket.v1 clients (rths_ros.nodes.live_v1)
             from rths_ros.nodes.live_v1 import V1Server
-            self.v1 = V1Server(f"rths_ros {self.scenario.name}", host, lp.v1_port, self.gate, lp.client_e_stop)
+            self.v1 = V1Server(f"rths_ros {self.scenario.name}", host, lp.v1_port, self.gate, lp.client_e_stop,
+                               self.gate.params)
             for topic in (*self.topics, EVENTS_TOPIC, TIMING_TOPIC):
                 type_name = BY_NAME[topic].type
                 self.v1_ids[topic] = self.v1.add_channel(topic, "cdr", type_name,

@@ -106,3 +106,48 @@ def test_a_third_party_client_subscribes_decodes_is_refused_and_stops_the_run(tm
     assert len(refused) == 1 and "'/rths/leg_command'" in refused[0]["reason"], refused
     statuses = [x["message"] for x in lines if x["event"] == "status"]
     assert any("refused the advertise" in m for m in statuses), statuses
+
+
+@pytest.mark.parametrize("subprotocol,url_key", [("foxglove.sdk.v1", "url"), ("foxglove.websocket.v1", "url_v1")])
+def test_a_viewer_reads_and_tunes_the_runs_gains(tmp_path, client_library, subprotocol, url_key):
+    """Each server's "parameters" capability with the reference client: every tunable parameter of the run is
+    listed with its value, a change of the passivity controller's alpha bound is taken (a TUNED event with its
+    step), and a read-only parameter is refused with the node's own message, which names the tunable ones."""
+    import sys
+
+    from rths_ros.runner import wait_until_running
+    out = tmp_path / "run"
+    run = subprocess.Popen([sys.executable, "-m", "rths_ros.cli", "run", "--no-plots", "contact_1d", "--out", str(out),
+                            "--live", "--mode", "realtime", "--composed", "--set", "live.port=0",
+                            "--set", "live.v1_port=0", "--set", "loop.duration_s=5", "--set", "passivity.enabled=true",
+                            "--no-analyze"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT),
+                           stdin=subprocess.DEVNULL)
+    alpha, dt = "/passivity_controller.passivity.alpha_max_kg_per_s", "/passivity_controller.loop.dt_s"
+    try:
+        assert wait_until_running(out, 120.0), run.poll()
+        live = json.loads((out / "live.json").read_text())
+        client = subprocess.run([client_library, str(NODE_DIR / "live_params.js"), live[url_key], subprotocol, "30", alpha,
+                                 "5000", dt], capture_output=True, text=True, timeout=60, cwd=str(NODE_DIR))
+        stdout, stderr = run.communicate(timeout=180)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, (stdout[-2000:], stderr[-3000:])
+    lines = [json.loads(x) for x in client.stdout.splitlines() if x.startswith("{")]
+    print(client.stderr[-2000:], "\n".join(map(str, lines)))
+    assert "error" not in [x["event"] for x in lines] and lines[0]["protocol"] == subprotocol, lines[:2]
+    info = next(x for x in lines if x["event"] == "serverInfo")
+    assert "parameters" in info["capabilities"], info
+    answers = {x["id"]: {p["name"]: p["value"] for p in x["parameters"]} for x in lines
+               if x["event"] == "parameterValues"}
+    from rths_ros.app import scenario as scn
+    p = scn.load("contact_1d", ["passivity.enabled=true"]).passivity
+    assert answers["all"] == {"/passivity_controller.passivity.g_p_kg_per_s": p.g_p_kg_per_s,
+                              alpha: p.alpha_max_kg_per_s}, answers
+    assert answers["set"] == {alpha: 5000.0} and answers["readonly"] == {dt: 0.001}, answers
+    refused = [x["message"] for x in lines if x["event"] == "status" and "refused loop.dt_s" in x["message"]]
+    assert len(refused) == 1 and "read-only during a run" in refused[0] and "passivity.g_p_kg_per_s" in refused[0]
+    tuned = [e for e in read_events(out)["events"] if e["type"] == "TUNED"]
+    assert tuned and tuned[0]["source"] == "passivity_controller", tuned
+    assert f"tuned passivity.alpha_max_kg_per_s: {p.alpha_max_kg_per_s:.6g} -> 5000 requested" in tuned[0]["reason"]

@@ -122,3 +122,12 @@ def test_the_report_lists_the_changes():
         text = Path(write_report(m, {"name": "x"}, [], d)).read_text()
     assert "## Live tuning" in text
     assert "| passivity_controller | 1200 | 0 | tuned passivity.alpha_max_kg_per_s: 10000 -> 5000 requested |" in text
+
+
+def test_a_viewers_parameter_names_are_node_then_key():
+    from rths_ros.nodes.live_params import split_name, viewer_name
+    assert viewer_name("passivity_controller", "passivity.g_p_kg_per_s") == "/passivity_controller.passivity.g_p_kg_per_s"
+    assert split_name("/passivity_controller.passivity.g_p_kg_per_s") == ("passivity_controller", "passivity.g_p_kg_per_s")
+    assert split_name("ilc_learner.ilc.gamma") == ("ilc_learner", "ilc.gamma")
+    for bad in ("", "/", "/passivity_controller", "/.x", "passivity_controller."):
+        assert split_name(bad) is None, bad
