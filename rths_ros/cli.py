@@ -259,7 +259,8 @@ def cmd_bench(a) -> int:
         return cmd_fe(a)
     out = Path(a.out) if a.out else _default_out("bench")
     facts = bench.machine_facts()
-    print(f"rths bench {a.what} on {facts['cores']} cores, kernel {facts['kernel']}, Python {facts['python']}")
+    print(f"rths bench {a.what} on {facts['cores']} cores, kernel {facts['kernel']}, Python {facts['python']}, "
+          f"{facts['ros']}")
     data = {"machine": facts}
     md = [f"Machine: {facts}", ""]
     if a.what in ("core", "all"):

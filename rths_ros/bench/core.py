@@ -16,10 +16,23 @@ from rths_ros.families import registry
 from rths_ros.families.base import resolve
 
 
+def ros_facts() -> str:
+    """The ROS 2 the numbers were measured on: rclpy's version (its wheel's, or the sourced distribution's name)
+    and the Fast DDS generation, e.g. 'rclpy 9.1.2, Fast DDS 3'."""
+    from importlib import metadata
+
+    from rths_ros.launch_support import fastdds_generation
+    try:
+        rclpy = "rclpy " + metadata.version("ros-rclpy")
+    except metadata.PackageNotFoundError:
+        rclpy = f"ROS 2 {os.environ.get('ROS_DISTRO', 'unknown')}"
+    return f"{rclpy}, Fast DDS {fastdds_generation()}"
+
+
 def machine_facts() -> dict:
     return {"cores": os.cpu_count(), "kernel": platform.release(), "python": platform.python_version(),
             "machine": platform.machine(), "rmw": os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp"),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+            "ros": ros_facts(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
 def _time_calls(fn, n: int) -> dict:

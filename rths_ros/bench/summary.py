@@ -478,7 +478,7 @@ def markdown_summary(summary: dict, facts: dict, label: str = "") -> str:
     c = summary["counts"]
     head = ["# rths bench: what users wait for", "",
             f"Machine: {facts.get('cores')} cores, kernel {facts.get('kernel')}, Python {facts.get('python')}, "
-            f"rmw {facts.get('rmw')}; {facts.get('date')}; commit {summary.get('commit') or 'unknown'}; "
+            f"rmw {facts.get('rmw')} ({facts.get('ros')}); {facts.get('date')}; commit {summary.get('commit') or 'unknown'}; "
             f"the bench took {summary['wall_s']:.0f} s.", ""]
     if label:
         head += [f"**{label}**", ""]
