@@ -22,7 +22,6 @@ from rths_ros.msg import (
     LegState,
     PassivityState,
     RawWrench,
-    TestEvent,
 )
 from rths_ros.runtime.fault_injection import corrupt
 from rths_ros.runtime.guard import HUGE, SPECS, MessageValidator, PublisherCheck, value_fault
@@ -470,6 +469,7 @@ class _Node:
 
 @pytest.mark.parametrize("started", [False, True])
 def test_a_foreign_publisher_aborts_the_run_where_samples_come_without_their_publisher(started):
+    from rths_ros.msg import TestEvent
     from rths_ros.runtime.guard import LoopGuard
     guard = LoopGuard.__new__(LoopGuard)          # the reporting half of a node's guard
     guard.node, guard.reports, guard.pending_reports = _Node(started), 0, []
