@@ -18,10 +18,14 @@ stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
   summary, per topic under ``guard``) and reported once per publisher as an event on /rths/events
   (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.
   Where the client library gives no publisher with a sample (:data:`SAMPLE_PUBLISHER` false: rclpy 7 of Jazzy
-  has no ``publisher_gid`` in its MessageInfo) a sample cannot be told apart from the run's own: a node then takes
-  a topic's samples as long as the graph shows no publisher of it but the run's, and a foreign publisher found in
-  the graph (at READY, at START, then by the sweep once a second) aborts the run, or keeps it from starting,
-  naming the publisher (:meth:`LoopGuard._report`).
+  has no ``publisher_gid`` in its MessageInfo) a sample cannot be told apart from the run's own.  A node then takes
+  a topic's samples only while its reader is matched with no more writers than the run has producers of the topic
+  (DDS matches a writer before it can deliver a sample; the count costs about 0.6 us) and the graph shows no
+  foreign publisher of it.  Any other sample is dropped and counted, and so is every later sample of the topic (a
+  foreign writer left alone once the run's has gone would pass the count), the graph is asked at once, and a foreign
+  publisher found there (or at READY, at START, or by the sweep once a second) aborts the run, or keeps it from
+  starting, naming the publisher (:meth:`LoopGuard._report`); one that never gets a name is reported as such
+  after RECHECK_GIVE_UP_S.
 * **The run's mark** (:func:`run_mark`, DDS subscriptions of the control topics).  Every producer writes the mark
   into ``header.frame_id`` of each control message.  With ``safety.mark_filter`` every reader subscribes with a
   DDS content filter that admits only that mark: a foreign sample without it is dropped inside the DDS reader,
@@ -310,6 +314,8 @@ class PublisherCheck:
         self.seen: dict[str, dict[bytes, str]] = {}            # topic -> {gid: node} of its publishers in the graph
         self.listed: dict[str, set[bytes]] = {}                # topic -> gids reported as foreign
         self.pending: dict[bytes, tuple[float, float]] = {}   # unknown gid -> (first seen, last looked up)
+        self.readers: dict[str, object] = {}                   # topic -> its subscription (matched writer count)
+        self.unattributed: dict[str, tuple[float, float]] = {}  # topic -> (first, last look) of dropped samples
 
     def wrap(self, topic: str, callback: Callable) -> Callable:
         """A subscription callback for ``topic`` that takes (message, MessageInfo) and hands ``callback`` the
@@ -321,6 +327,8 @@ class PublisherCheck:
         self.counts.setdefault(topic, [0])
 
         listed = self.listed.setdefault(topic, set())
+        readers, unattributed = self.readers, self.unattributed
+        writers = len(self.expected.get(topic, ()))
 
         def cb(*args) -> None:
             msg, info = args if len(args) == 2 else args[0]
@@ -330,10 +338,13 @@ class PublisherCheck:
                 callback(msg)
             elif data is None and info is not None and "publisher_gid" not in info:
                 self.anonymous = True       # the client library gives no publisher (the module doc)
-                if not listed:          # no foreign publisher of the topic in the graph
+                reader = readers.get(topic)
+                if not listed and topic not in unattributed and (reader is None or
+                                                                 reader.get_publisher_count() <= writers):
                     callback(msg)
                 else:
                     self._count(topic)
+                    self._unattributed(topic)
             else:
                 self._unknown(topic, msg, data, callback)
         cb.__signature__ = _MSG_AND_INFO
@@ -377,12 +388,32 @@ class PublisherCheck:
         self.publishers.append({"topic": topic, "publisher": who, "gid": gid_hex})
         self.report(topic, who, gid_hex)
 
-    def sweep(self) -> None:
+    def bind(self, topic: str, subscription) -> None:
+        """The subscription of ``topic`` (its matched-writer count serves the check without sample publishers)."""
+        self.readers[topic] = subscription
+
+    def _unattributed(self, topic: str) -> None:
+        """A sample dropped because a writer the run does not have is matched: name it from the graph now (at most
+        every RECHECK_S), or report it unnamed once RECHECK_GIVE_UP_S passed without a name."""
+        now = time.monotonic()
+        first, last = self.unattributed.get(topic, (now, 0.0))
+        if now - last < RECHECK_S:
+            return
+        self.unattributed[topic] = (first, now)
+        before = len(self.publishers)
+        self.sweep([topic])
+        if len(self.publishers) == before and now - first >= RECHECK_GIVE_UP_S and not self.listed[topic]:
+            self.listed[topic].add(b"")
+            self.publishers.append({"topic": topic, "publisher": "a writer its node never named in the ROS graph",
+                                    "gid": "-"})
+            self.report(topic, "a writer its node never named in the ROS graph", "-")
+
+    def sweep(self, topics=None) -> None:
         """Report (once) every publisher of a topic checked here that the graph shows and that is not one of the
         run's producers: its samples may never reach this node (the content filter drops those without the run's
         mark), so the graph is where it shows.  Called after START (and at READY where samples come without their
         publisher)."""
-        for topic in list(self.allowed):
+        for topic in list(self.allowed) if topics is None else topics:
             self.refresh(topic)
             allowed, listed = self.allowed[topic], self.listed.setdefault(topic, set())
             for gid, who in self.seen.get(topic, {}).items():
@@ -503,7 +534,9 @@ class LoopGuard:
         (a control topic's reader also filters by the run's mark in DDS)."""
         if topic in self._control and self.node.scenario.safety.mark_filter:
             kw.setdefault("content_filter_options", mark_filter(self.mark))
-        return self.node.create_subscription(msg_type, topic, self.publishers.wrap(topic, callback), qos, **kw)
+        sub = self.node.create_subscription(msg_type, topic, self.publishers.wrap(topic, callback), qos, **kw)
+        self.publishers.bind(topic, sub)
+        return sub
 
     def publisher(self, topic: str, dds_publisher):
         """A control topic's publisher that writes the run's mark (others as they are)."""
@@ -557,6 +590,7 @@ class LoopGuard:
         node = self.node
         producers = ", ".join(self.publishers.expected.get(topic, ())) or "none"
         if self.publishers.anonymous:
+            self._refuse_duplicates()       # a second publisher under a producer's name before START: say so
             self._abort(self._step(), f"{topic} has a publisher that is not the run's: {publisher} (gid {gid}); this "
                         "ROS 2 client library hands no publisher with a sample (rclpy's MessageInfo has no "
                         f"publisher_gid, as in Jazzy), so its samples cannot be told from those of the run's "

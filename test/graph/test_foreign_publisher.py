@@ -5,7 +5,11 @@ before any Python runs, and only samples that copy the mark meet the publisher c
 ``guard``).  Either way every reader reports each foreign publisher once on /rths/events (a REJECTED event,
 "rejected ..."; the filtered ones found in the ROS graph), and the recorder keeps them out of the bag.  The foreign
 samples carry NaN: one that got through would abort the run.  An impostor under a producer's name before START
-stops the run before it starts.  The emergency stop stays open to anyone."""
+stops the run before it starts.  The emergency stop stays open to anyone.
+
+Where rclpy hands no publisher with a sample (rclpy 7 of Jazzy: ``SAMPLE_PUBLISHER`` false, docs/ros2.md "Jazzy
+and Kilted") a foreign publisher of a loop topic cannot be told apart from the run's producer: the same tests check
+that it then keeps the run from starting, or aborts it to the safe pose, naming the publisher."""
 from __future__ import annotations
 
 import json
@@ -22,6 +26,7 @@ from test_safety import _assert_safe, _events, _start
 
 from rths_ros.app import scenario as scn
 from rths_ros.bag import read_bag
+from rths_ros.launch_support import check_node_set, content_filter_available
 from rths_ros.msg import (
     AdaptiveFilter,
     InterfaceCommand,
@@ -34,8 +39,9 @@ from rths_ros.msg import (
 )
 from rths_ros.msg import TestEvent as Event
 from rths_ros.nodes.smoke_listener import SmokeListener
+from rths_ros.params import ParameterError
 from rths_ros.runner import DomainLease, run_scenario
-from rths_ros.runtime.guard import GUARD_EVENT, run_mark
+from rths_ros.runtime.guard import GUARD_EVENT, SAMPLE_PUBLISHER, run_mark
 from rths_ros.runtime.qos import control_qos, events_qos
 from rths_ros.runtime.topics import TOPICS
 
@@ -45,6 +51,8 @@ TYPES = {"/rths/leg_command": LegCommand, "/rths/leg_state": LegState, "/rths/ra
          "/rths/interface_state": InterfaceState, "/rths/passivity": PassivityState,
          "/rths/aff_coefficients": AdaptiveFilter}
 NAN = float("nan")
+#: the reason a node gives where samples come without their publisher (rths_ros.runtime.guard.LoopGuard._report)
+UNATTRIBUTABLE = "cannot be told from those of the run's producer"
 
 
 def _hostile(topic: str, k: int, frame_id: str = "intruder"):
@@ -118,7 +126,15 @@ def test_a_node_takes_a_loop_topic_only_from_the_runs_producer(executor):
         ex.add_node(n)
     try:
         assert _spin_until(ex, lambda: own.get_subscription_count() >= 1 and bad.get_subscription_count() >= 1
-                           and node.guard.ready(), 20)      # what the node waits for before its READY
+                           and (node.guard.ready() or node.abort_reason), 20)   # what the node waits for: READY
+        if not SAMPLE_PUBLISHER:        # the intruder is in the graph before READY: the run does not start
+            assert "/rths/interface_command has a publisher that is not the run's: /intruder" in node.abort_reason
+            assert f"{UNATTRIBUTABLE} (smoke_talker)" in node.abort_reason and node.abort_reason.endswith(
+                "does not start"), node.abort_reason
+            bad.publish(_hostile("/rths/interface_command", 1, run_mark(s)))
+            _spin_until(ex, lambda: node.timing.foreign_messages >= 1, 5)
+            assert node.timing.steps == 0 and node.timing.invalid_messages == 0
+            return
         node._on_event(_start_event())               # START: the run's producers are taken from the graph
         for k in range(1, 21):
             bad.publish(_hostile("/rths/interface_command", k, run_mark(s)))
@@ -227,6 +243,10 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     # machine, and a reader the intruder never matched would have nothing to reject
     ov = ["loop.duration_s=6.0", f"safety.mark_filter={str(mark_filter).lower()}", f"recording.in_process={in_process}"]
     s = scn.load("contact_1d", ov)
+    if mark_filter and not content_filter_available():
+        with pytest.raises(ParameterError, match="safety.mark_filter: true needs subscriptions with a DDS content"):
+            check_node_set(s)           # what rths run and ros2 launch check before anything starts
+        return
     lease = DomainLease()
     intruder = Intruder(lease.domain_id, s)
     try:
@@ -234,6 +254,18 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     finally:
         intruder.close()
     out = tmp_path / "run"
+    if not SAMPLE_PUBLISHER and not (composed and in_process != "never"):
+        # a reader over DDS cannot tell the intruder's samples: the run does not start, or stops at once, on the
+        # safe pose, naming it; nothing of it was taken
+        assert r.code != 0, r.message
+        rec = json.loads((out / "events.json").read_text())
+        reason = rec["first_fault"]["reason"]
+        assert rec["status"] == "aborted" and "has a publisher that is not the run's: /intruder" in reason, reason
+        assert UNATTRIBUTABLE in reason, reason
+        for node in ["recorder"] + ([] if composed else list(READS)):
+            if (out / "timing" / f"{node}.json").exists():
+                assert _timing(out, node)["invalid_messages"] == 0, node
+        return
     assert r.code == 0, r.message
     if composed and in_process != "never":
         assert intruder.sent == 0                 # no reader of the run on any loop topic: nothing matched it
@@ -336,6 +368,15 @@ def test_a_node_that_takes_a_producers_name_after_start_is_foreign_and_a_foreign
     ex = SingleThreadedExecutor(context=ctx)
     ex.add_node(node)
     try:
+        if not SAMPLE_PUBLISHER:        # its samples cannot be told from ft_sensor's: the run is aborted, naming it
+            t.join(90)                  # (within a second or two: it may end before this operator hears an event)
+            r = result["r"]
+            assert r.code != 0 and UNATTRIBUTABLE in r.message, r.message
+            fault = json.loads((out / "events.json").read_text())["first_fault"]
+            assert "/rths/interface_force has a publisher that is not the run's: /ft_sensor" in fault["reason"]
+            assert _timing(out, "numerical_substructure")["invalid_messages"] == 0
+            _assert_safe(s, out)
+            return
         rejected = lambda: {e.source for e in events if e.type == GUARD_EVENT and "/rths/interface_force" in e.reason}
         assert _spin_until(ex, lambda: {"numerical_substructure", "recorder"} <= rejected(), 30), rejected()
         report = next(e for e in events if e.type == GUARD_EVENT and e.source == "numerical_substructure")
