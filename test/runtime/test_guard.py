@@ -392,7 +392,7 @@ def test_ready_waits_until_every_producer_is_named_in_the_graph():
 
 
 def test_a_publisher_not_named_yet_is_dropped_and_reported_once_its_node_is_known(monkeypatch):
-    import rths_ros.runtime.guard as guard
+    import rths_ros.runtime.publisher_check as guard
     monkeypatch.setattr(guard, "RECHECK_S", 0.0)
     g = Graph()
     g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1)),
@@ -411,7 +411,7 @@ def test_a_publisher_not_named_yet_is_dropped_and_reported_once_its_node_is_know
 
 
 def test_a_publisher_that_never_gets_a_name_is_reported_after_a_while(monkeypatch):
-    import rths_ros.runtime.guard as guard
+    import rths_ros.runtime.publisher_check as guard
     monkeypatch.setattr(guard, "RECHECK_GIVE_UP_S", 0.0)
     g = Graph()
     g.publishers["/rths/leg_command"] = [("_NODE_NAME_UNKNOWN_", "_NODE_NAMESPACE_UNKNOWN_", _gid(2))]
@@ -517,7 +517,7 @@ def test_without_a_publisher_in_the_message_info_a_second_matched_writer_stops_t
     sample unattributable; they are dropped and counted, and the graph is asked at once, which names the writer
     (the node then aborts the run); a writer the graph never names is reported unnamed after a while."""
     clock = [1000.0]
-    monkeypatch.setattr("rths_ros.runtime.guard.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("rths_ros.runtime.publisher_check.time.monotonic", lambda: clock[0])
     g = Graph()
     g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
     check, cb, timing, reports, taken = _check(g)

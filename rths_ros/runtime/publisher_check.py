@@ -1,0 +1,235 @@
+"""The publisher check of a node's loop topics (docs/safety.md, "A shared network"): a sample is taken only from
+the publisher of one of the run's producers of its topic, known by its gid in the ROS graph.  The rules, and the
+stricter ones where the client library hands no publisher with a sample (rclpy of ROS 2 Jazzy), are in the module
+doc of :mod:`rths_ros.runtime.guard`, whose :class:`~rths_ros.runtime.guard.LoopGuard` puts this check in front of
+every loop callback and decides what a foreign publisher does to the run.
+"""
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+
+#: a gid whose node is not named in the ROS graph yet is looked up again at most this often, and reported under
+#: no name after RECHECK_GIVE_UP_S (its samples are dropped meanwhile)
+RECHECK_S = 0.05
+RECHECK_GIVE_UP_S = 2.0
+#: what rclpy reports for an endpoint whose node's name has not arrived yet
+UNKNOWN_NAME = "_NODE_NAME_UNKNOWN_"
+
+
+def _sample_publisher() -> bool:
+    """Whether rclpy hands the publisher's gid with every sample (its MessageInfo declares ``publisher_gid``:
+    rclpy 9 of Kilted does, rclpy 7 of Jazzy does not).  A capability, read from the library itself."""
+    try:
+        from rclpy.subscription import MessageInfo
+    except ImportError:
+        return False
+    return "publisher_gid" in getattr(MessageInfo, "__annotations__", {})
+
+
+#: rclpy gives each sample's publisher (module doc); a sample without one switches a check to the same mode
+SAMPLE_PUBLISHER = _sample_publisher()
+
+
+_MSG_AND_INFO = inspect.Signature([inspect.Parameter("msg", inspect.Parameter.POSITIONAL_ONLY),
+                                   inspect.Parameter("info", inspect.Parameter.POSITIONAL_ONLY)])
+
+
+def _gid16(gid) -> bytes:
+    return bytes(gid)[:16]
+
+
+
+class PublisherCheck:
+    """The publisher check (module doc).  ``expected``: topic -> the producer node names the run has;
+    ``lookup(topic)`` -> [(node name, namespace, gid bytes)] of the topic's publishers in the ROS graph;
+    ``report(topic, publisher, gid)`` is called once per foreign publisher; ``timing.foreign_messages`` counts."""
+
+    def __init__(self, namespace: str, expected: dict[str, tuple[str, ...]], lookup: Callable, report: Callable,
+                 timing, anonymous: bool = False):
+        self.namespace = namespace
+        #: samples come without their publisher (module doc): a topic's samples are taken while the graph shows no
+        #: foreign publisher of it, and every foreign publisher is fatal (the caller's ``report`` decides)
+        self.anonymous = anonymous
+        self.expected = expected
+        self.lookup = lookup
+        self.report = report
+        self.timing = timing
+        self.frozen = False
+        self.allowed: dict[str, set[bytes]] = {}
+        self.owners: dict[str, dict[str, set[bytes]]] = {}
+        self.foreign: dict[str, set] = {}
+        self.counts: dict[str, list[int]] = {}
+        self.publishers: list[dict] = []
+        self._graph: dict[bytes, str] = {}     # gid -> node of every publisher seen in the graph (for the reports)
+        self.claims: dict[tuple[str, str], set[bytes]] = {}   # (topic, producer) -> gids under its name before START
+        self.seen: dict[str, dict[bytes, str]] = {}            # topic -> {gid: node} of its publishers in the graph
+        self.listed: dict[str, set[bytes]] = {}                # topic -> gids reported as foreign
+        self.pending: dict[bytes, tuple[float, float]] = {}   # unknown gid -> (first seen, last looked up)
+        self.readers: dict[str, object] = {}                   # topic -> its subscription (matched writer count)
+        self.unattributed: dict[str, tuple[float, float]] = {}  # topic -> (first, last look) of dropped samples
+
+    def wrap(self, topic: str, callback: Callable) -> Callable:
+        """A subscription callback for ``topic`` that takes (message, MessageInfo) and hands ``callback`` the
+        message of a run's publisher only.  Its signature says two arguments, so rclpy passes the MessageInfo; it
+        also takes the pair as one tuple (the EventsExecutor of rclpy 9 passes it so)."""
+        allowed = self.allowed.setdefault(topic, set())
+        self.owners.setdefault(topic, {})
+        self.foreign.setdefault(topic, set())
+        self.counts.setdefault(topic, [0])
+
+        listed = self.listed.setdefault(topic, set())
+        readers, unattributed = self.readers, self.unattributed
+        writers = len(self.expected.get(topic, ()))
+
+        def cb(*args) -> None:
+            msg, info = args if len(args) == 2 else args[0]
+            gid = info.get("publisher_gid") if info else None
+            data = gid["data"] if gid else None
+            if data in allowed:
+                callback(msg)
+            elif data is None and info is not None and "publisher_gid" not in info:
+                self.anonymous = True       # the client library gives no publisher (the module doc)
+                reader = readers.get(topic)
+                if not listed and topic not in unattributed and (reader is None or
+                                                                 reader.get_publisher_count() <= writers):
+                    callback(msg)
+                else:
+                    self._count(topic)
+                    self._unattributed(topic)
+            else:
+                self._unknown(topic, msg, data, callback)
+        cb.__signature__ = _MSG_AND_INFO
+        return cb
+
+    def _unknown(self, topic: str, msg, data, callback) -> None:
+        """A sample of a gid not (yet) allowed: ask the graph again (at most every RECHECK_S for a gid whose node is
+        not named in the graph yet); a run's producer is taken, anything else is dropped and counted, and reported
+        once its node is known (or RECHECK_GIVE_UP_S later)."""
+        allowed, foreign = self.allowed[topic], self.foreign[topic]
+        if data is not None and data not in foreign:
+            now = time.monotonic()
+            first, last = self.pending.get(data, (now, 0.0))
+            if now - last >= RECHECK_S:
+                self.refresh(topic)
+                self.pending[data] = (first, now)
+            if _gid16(data) in allowed:
+                self.pending.pop(data, None)
+                allowed.add(data)
+                callback(msg)
+                return
+            who = self._graph.get(_gid16(data))
+            if who is None and now - first < RECHECK_GIVE_UP_S:     # its node is not in the graph yet
+                self._count(topic)
+                return
+            self.pending.pop(data, None)
+        self._count(topic)
+        if data in foreign:
+            return
+        foreign.add(data)
+        if data is None:
+            who = "a publisher without a gid"
+        else:
+            who = self._graph.get(_gid16(data)) or "a publisher its node never named in the ROS graph"
+        if data is not None:
+            listed = self.listed.setdefault(topic, set())
+            if _gid16(data) in listed:
+                return          # reported already (found in the graph by the sweep)
+            listed.add(_gid16(data))
+        gid_hex = "-" if data is None else _gid16(data).hex()
+        self.publishers.append({"topic": topic, "publisher": who, "gid": gid_hex})
+        self.report(topic, who, gid_hex)
+
+    def bind(self, topic: str, subscription) -> None:
+        """The subscription of ``topic`` (its matched-writer count serves the check without sample publishers)."""
+        self.readers[topic] = subscription
+
+    def _unattributed(self, topic: str) -> None:
+        """A sample dropped because a writer the run does not have is matched: name it from the graph now (at most
+        every RECHECK_S), or report it unnamed once RECHECK_GIVE_UP_S passed without a name."""
+        now = time.monotonic()
+        first, last = self.unattributed.get(topic, (now, 0.0))
+        if now - last < RECHECK_S:
+            return
+        self.unattributed[topic] = (first, now)
+        before = len(self.publishers)
+        self.sweep([topic])
+        if len(self.publishers) == before and now - first >= RECHECK_GIVE_UP_S and not self.listed[topic]:
+            self.listed[topic].add(b"")
+            self.publishers.append({"topic": topic, "publisher": "a writer its node never named in the ROS graph",
+                                    "gid": "-"})
+            self.report(topic, "a writer its node never named in the ROS graph", "-")
+
+    def sweep(self, topics=None) -> None:
+        """Report (once) every publisher of a topic checked here that the graph shows and that is not one of the
+        run's producers: its samples may never reach this node (the content filter drops those without the run's
+        mark), so the graph is where it shows.  Called after START (and at READY where samples come without their
+        publisher)."""
+        for topic in list(self.allowed) if topics is None else topics:
+            self.refresh(topic)
+            allowed, listed = self.allowed[topic], self.listed.setdefault(topic, set())
+            for gid, who in self.seen.get(topic, {}).items():
+                if gid in allowed or gid in listed:
+                    continue
+                listed.add(gid)
+                self.publishers.append({"topic": topic, "publisher": who, "gid": gid.hex()})
+                self.report(topic, who, gid.hex())
+
+    def _count(self, topic: str) -> None:
+        self.counts[topic][0] += 1
+        self.timing.foreign_messages += 1
+
+    def refresh(self, topic: str) -> None:
+        """Take the run's producers of ``topic`` from the ROS graph into the table (see the module doc)."""
+        names = self.expected.get(topic, ())
+        allowed, owners = self.allowed.setdefault(topic, set()), self.owners.setdefault(topic, {})
+        graph = dict(self._graph)
+        seen = {}
+        for name, ns, gid in self.lookup(topic):
+            if name == UNKNOWN_NAME:
+                continue        # the endpoint is discovered, its node's name not yet: decided on a later look
+            gid = _gid16(gid)
+            graph[gid] = seen[gid] = f"{ns.rstrip('/')}/{name}"
+            if name not in names or ns != self.namespace:
+                continue
+            if not self.frozen:
+                self.claims.setdefault((topic, name), set()).add(gid)
+            known = owners.setdefault(name, set())
+            if gid in known or (known and self.frozen):
+                continue        # after START a producer that has its publisher gets no second one
+            known.add(gid)
+            allowed.add(gid)
+        for (t, _name), gids in self.claims.items():
+            if t == topic and len(gids) > 1:
+                allowed.difference_update(gids)      # ambiguous before START: neither is taken
+        self._graph = graph
+        self.seen[topic] = seen
+
+    def ready(self) -> bool:
+        """Look the producers up; True when every producer the run has of every topic checked here has its
+        publisher in the table, and no producer has two (a node announces READY only then, so the table is
+        complete and unambiguous at START)."""
+        self.snapshot()
+        return not self.duplicates() and all(name in self.owners.get(topic, {}) for topic in self.allowed
+                                             for name in self.expected.get(topic, ()))
+
+    def duplicates(self) -> list[tuple[str, str, list[str]]]:
+        """[(topic, producer, [gid hex, ...])] of every producer with more than one publisher of a topic before
+        START: the run cannot tell its own publisher from an impostor's."""
+        return [(topic, name, sorted(g.hex() for g in gids)) for (topic, name), gids in sorted(self.claims.items())
+                if len(gids) > 1]
+
+    def snapshot(self, freeze: bool = False) -> None:
+        for topic in self.allowed:
+            self.refresh(topic)
+        self.frozen = self.frozen or freeze
+
+    def summary(self) -> dict:
+        return {"foreign": {t: c[0] for t, c in self.counts.items() if c[0]},
+                "foreign_publishers": list(self.publishers),
+                "producers": {t: {n: sorted(g.hex() for g in gids) for n, gids in o.items()}
+                              for t, o in self.owners.items()}}
+
+
+__all__ = ["PublisherCheck", "SAMPLE_PUBLISHER", "RECHECK_S", "RECHECK_GIVE_UP_S", "UNKNOWN_NAME"]
