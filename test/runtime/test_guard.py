@@ -512,18 +512,25 @@ class _Reader:
         return self.writers
 
 
+def _anonymous_check(writers: int):
+    """A check of /rths/leg_command (producer stewart_platform, in the graph) after START, its reader matched with
+    ``writers`` writers: (check, callback, timing, reports, taken, reader, graph)."""
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
+    check, cb, timing, reports, taken = _check(g)
+    reader = _Reader(writers)
+    check.bind("/rths/leg_command", reader)
+    check.snapshot(freeze=True)
+    return check, cb, timing, reports, taken, reader, g
+
+
 def test_without_a_publisher_in_the_message_info_a_second_matched_writer_stops_the_samples_at_once(monkeypatch):
     """Between two sweeps: a foreign writer matched with the reader (DDS matches before it delivers) makes every
     sample unattributable; they are dropped and counted, and the graph is asked at once, which names the writer
     (the node then aborts the run); a writer the graph never names is reported unnamed after a while."""
     clock = [1000.0]
     monkeypatch.setattr("rths_ros.runtime.publisher_check.time.monotonic", lambda: clock[0])
-    g = Graph()
-    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
-    check, cb, timing, reports, taken = _check(g)
-    reader = _Reader(1)
-    check.bind("/rths/leg_command", reader)
-    check.snapshot(freeze=True)
+    check, cb, timing, reports, taken, reader, g = _anonymous_check(1)
     cb("own", _anonymous_info())
     reader.writers = 2                             # a second writer matched, not in the graph yet
     cb("either-1", _anonymous_info())
@@ -533,11 +540,7 @@ def test_without_a_publisher_in_the_message_info_a_second_matched_writer_stops_t
     cb("either-2", _anonymous_info())              # asked again (at most every RECHECK_S): named
     assert reports == [("/rths/leg_command", "/intruder", _gid(5).hex())] and taken == ["own"]
     # a writer that never gets a name in the graph
-    g2 = Graph()
-    g2.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
-    check2, cb2, timing2, reports2, taken2 = _check(g2)
-    check2.bind("/rths/leg_command", _Reader(2))
-    check2.snapshot(freeze=True)
+    check2, cb2, timing2, reports2, taken2, *_ = _anonymous_check(2)
     cb2("x", _anonymous_info())
     clock[0] += 1.0
     cb2("x", _anonymous_info())
@@ -552,12 +555,7 @@ def test_without_a_publisher_in_the_message_info_a_second_matched_writer_stops_t
 def test_without_a_publisher_in_the_message_info_a_topic_once_unattributable_stays_closed():
     """A foreign writer left alone on the topic (the run's producer gone at the end of an aborted run) passes the
     writer count: once a sample of the topic was unattributable, none is taken any more."""
-    g = Graph()
-    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
-    check, cb, timing, reports, taken = _check(g)
-    reader = _Reader(2)
-    check.bind("/rths/leg_command", reader)
-    check.snapshot(freeze=True)
+    check, cb, timing, reports, taken, reader, _ = _anonymous_check(2)
     cb("either", _anonymous_info())
     reader.writers = 1
     cb("the intruder alone", _anonymous_info())
