@@ -20,8 +20,10 @@ stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
   Where the client library gives no publisher with a sample (:data:`SAMPLE_PUBLISHER` false: rclpy 7 of Jazzy
   has no ``publisher_gid`` in its MessageInfo) a sample cannot be told apart from the run's own.  A node then takes
   a topic's samples only while its reader is matched with no more writers than the run has producers of the topic
-  (DDS matches a writer before it can deliver a sample; the count costs about 0.6 us) and the graph shows no
-  foreign publisher of it.  Any other sample is dropped and counted, and so is every later sample of the topic (a
+  (the count costs about 0.6 us; Fast DDS 2 updates it a little after a new writer's first samples can arrive),
+  each sample's writer sequence number is above the last one taken (a writer numbers its samples 1, 2, 3, ...:
+  samples of a second writer break the order at once, unless it numbers above the run's producer and comes before
+  the next sample of it) and the graph shows no foreign publisher of it.  Any other sample is dropped and counted, and so is every later sample of the topic (a
   foreign writer left alone once the run's has gone would pass the count), the graph is asked at once, and a foreign
   publisher found there (or at READY, at START, or by the sweep once a second) aborts the run, or keeps it from
   starting, naming the publisher (:meth:`LoopGuard._report`); one that never gets a name is reported as such

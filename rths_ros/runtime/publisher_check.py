@@ -82,6 +82,7 @@ class PublisherCheck:
         listed = self.listed.setdefault(topic, set())
         readers, unattributed = self.readers, self.unattributed
         writers = len(self.expected.get(topic, ()))
+        last_seq = [0]              # the writer's sequence number of the last sample taken (one producer)
 
         def cb(*args) -> None:
             msg, info = args if len(args) == 2 else args[0]
@@ -92,8 +93,10 @@ class PublisherCheck:
             elif data is None and info is not None and "publisher_gid" not in info:
                 self.anonymous = True       # the client library gives no publisher (the module doc)
                 reader = readers.get(topic)
-                if not listed and topic not in unattributed and (reader is None or
-                                                                 reader.get_publisher_count() <= writers):
+                seq = info.get("publication_sequence_number") or 0
+                if (not listed and topic not in unattributed and (writers != 1 or seq == 0 or seq > last_seq[0])
+                        and (reader is None or reader.get_publisher_count() <= writers)):
+                    last_seq[0] = seq
                     callback(msg)
                 else:
                     self._count(topic)

@@ -255,16 +255,22 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
         intruder.close()
     out = tmp_path / "run"
     if not SAMPLE_PUBLISHER and not (composed and in_process != "never"):
-        # a reader over DDS cannot tell the intruder's samples: the run does not start, or stops at once, on the
-        # safe pose, naming it; nothing of it was taken
+        # a reader over DDS cannot tell the intruder's samples: the run does not start, or stops at once.  Its
+        # samples can still reach a node in the moments before its writer is counted, or after the run's producer
+        # has gone (docs/safety.md, "On ROS 2 Jazzy"): there the validation refuses its NaN, so the first fault,
+        # and every node's reason, either names the intruder or is that refusal; nothing invalid reached a model
         assert r.code != 0, r.message
         rec = json.loads((out / "events.json").read_text())
-        reason = rec["first_fault"]["reason"]
-        assert rec["status"] == "aborted" and "has a publisher that is not the run's: /intruder" in reason, reason
-        assert UNATTRIBUTABLE in reason, reason
+        assert rec["status"] == "aborted", rec["status"]
+
+        def explained(reason: str) -> bool:
+            return (UNATTRIBUTABLE in reason and "has a publisher that is not the run's: /intruder" in reason) \
+                or "non-finite" in reason
+        assert explained(rec["first_fault"]["reason"]), rec["first_fault"]
         for node in ["recorder"] + ([] if composed else list(READS)):
             if (out / "timing" / f"{node}.json").exists():
-                assert _timing(out, node)["invalid_messages"] == 0, node
+                t = _timing(out, node)
+                assert not t["abort_reason"] or explained(t["abort_reason"]), (node, t["abort_reason"])
         return
     assert r.code == 0, r.message
     if composed and in_process != "never":

@@ -429,9 +429,16 @@ def test_the_length_fault_is_refused_on_fixed_size_messages(topic):
         scn.load("contact_1d", [f"faults.corrupt_topic={topic}", "faults.corrupt_kind=length"])
 
 
-def _anonymous_info():
-    """The MessageInfo of a client library that gives no publisher (rclpy 7 of Jazzy)."""
-    return {"source_timestamp": 0, "received_timestamp": 0, "publication_sequence_number": 1,
+_SEQ = [0]
+
+
+def _anonymous_info(seq: int | None = None):
+    """The MessageInfo of a client library that gives no publisher (rclpy 7 of Jazzy); ``seq``: the writer's
+    sequence number of the sample (default: the next of one writer)."""
+    if seq is None:
+        _SEQ[0] += 1
+        seq = _SEQ[0]
+    return {"source_timestamp": 0, "received_timestamp": 0, "publication_sequence_number": seq,
             "reception_sequence_number": None}
 
 
@@ -560,3 +567,15 @@ def test_without_a_publisher_in_the_message_info_a_topic_once_unattributable_sta
     reader.writers = 1
     cb("the intruder alone", _anonymous_info())
     assert taken == [] and timing.foreign_messages == 2
+
+
+def test_without_a_publisher_in_the_message_info_a_second_writers_numbering_closes_the_topic():
+    """Before its reader counts it, a new writer's samples are told by their sequence numbers: the run's producer
+    numbers on (101, 102, ...), a writer that joins numbers from 1, so its first sample breaks the order; it is
+    dropped, and so is everything after it on the topic."""
+    check, cb, timing, reports, taken, reader, _ = _anonymous_check(1)
+    cb("own-101", _anonymous_info(101))
+    cb("own-102", _anonymous_info(102))
+    cb("intruder-1", _anonymous_info(1))          # the reader still counts one writer
+    cb("own-103", _anonymous_info(103))
+    assert taken == ["own-101", "own-102"] and timing.foreign_messages == 2
