@@ -9,6 +9,13 @@ last trial, sends STOP.  Any message on /rths/estop (std_msgs/String, the reason
 loop.start_timeout_s aborts the run with a reason that names it and its unconnected topics.  After an
 abort it stays until the plant reports SAFE (the platform holds its safe pose), so events.json has the
 whole sequence.
+
+Each READY's sample names the DDS participant that sent it (its publisher gid; not on a client library that
+gives no publisher with a sample, as rclpy of Jazzy).  START tells every node these participants
+(:func:`rths_ros.runtime.guard.start_reason`), so its publisher check takes a producer's samples only from the
+participant that announced the producer's READY (docs/safety.md).  Two participants announcing READY under one
+node's name, or a loop publisher under a producer's name from another participant than its READY's, keep the run
+from starting, naming both.
 """
 from __future__ import annotations
 
@@ -20,9 +27,11 @@ from std_srvs.srv import Trigger
 
 from rths_ros.app.run_status import event_status, first_fault_of, write_events
 from rths_ros.msg import LoopTiming, TestEvent
+from rths_ros.runtime.guard import start_reason
 from rths_ros.runtime.node import RthsNode, event_dict, node_main
+from rths_ros.runtime.publisher_check import PARTICIPANT_BYTES
 from rths_ros.runtime.qos import diagnostics_qos, events_qos
-from rths_ros.runtime.topics import PLANT_PRODUCERS
+from rths_ros.runtime.topics import PLANT_PRODUCERS, TOPICS
 
 
 class Supervisor(RthsNode):
@@ -41,6 +50,8 @@ class Supervisor(RthsNode):
         self.start_sent = False
         #: READY from nodes the run does not start (a second rig or emulator in the same domain): not counted
         self.foreign_ready: set[str] = set()
+        #: node -> the participant (hex GUID prefix) its READY came from, where the client library says it
+        self.ready_from: dict[str, str] = {}
         self._t0 = time.monotonic()
         self._stop_sent_at: float | None = None
         self.events_log: list[dict] = []
@@ -103,14 +114,20 @@ class Supervisor(RthsNode):
                 return
             if msg.source == self.role:
                 return
+            if not self._same_participant(msg.source, getattr(self, "event_participant", "")):
+                return
             self.ready.add(msg.source)
             if msg.source in self.learners:
                 self.learner_trial[msg.source] = max(self.learner_trial.get(msg.source, 0), int(msg.trial))
             if (not self.started and not self.start_sent and not self.abort_reason and self._stop_sent_at is None
                     and self.expected <= self.ready):
                 self.start_sent = True      # one START per run, whatever READY arrives before it comes back
+                impostor = self._impostor()
+                if impostor:
+                    self._refuse(impostor)
+                    return
                 self.get_logger().info(f"all {len(self.expected)} nodes ready: START")
-                self.emit(TestEvent.START)
+                self.emit(TestEvent.START, reason=start_reason(self.ready_from) if self.ready_from else "")
         elif msg.type == TestEvent.DONE and self._stop_sent_at is None:
             nxt = int(msg.trial) + 1
             self.emit(TestEvent.TRIAL_END, msg.step, trial=int(msg.trial))
@@ -127,6 +144,48 @@ class Supervisor(RthsNode):
                 self.abort_reason = f"abort by {msg.source}: {msg.reason}"
         elif msg.type == TestEvent.SAFE:
             self.safe_received = True
+
+    def _same_participant(self, node: str, participant: str) -> bool:
+        """Record the participant of ``node``'s READY; False (and the run refused) if another one announced it."""
+        if not participant:
+            return True
+        first = self.ready_from.setdefault(node, participant)
+        if first == participant:
+            return True
+        if not self.started and not self.abort_reason:
+            self._refuse(f"two participants announced READY as the run's {node} (participant {first}, participant "
+                         f"{participant})")
+        return False
+
+    def _impostor(self) -> str:
+        """A publisher of a loop topic under a producer's name whose participant is not the one that producer
+        announced READY from (as the supervisor's view of the ROS graph has it now), said; '' if none."""
+        ns = self.get_namespace()
+        run = set(self.scenario.run_nodes)
+        for topic in TOPICS:
+            names = set(topic.producers) & run & set(self.ready_from)
+            if not names:
+                continue
+            claims: dict[str, list[bytes]] = {}
+            for info in self.get_publishers_info_by_topic(topic.name):
+                if info.node_name in names and info.node_namespace == ns:
+                    claims.setdefault(info.node_name, []).append(bytes(info.endpoint_gid)[:16])
+            for name, gids in sorted(claims.items()):
+                home = self.ready_from[name]
+                whose = {True: "the participant of its READY", False: "another participant"}
+                said = [f"gid {g.hex()} ({whose[g[:PARTICIPANT_BYTES].hex() == home]})" for g in gids]
+                if any(g[:PARTICIPANT_BYTES].hex() != home for g in gids):
+                    return f"{len(gids)} publishers of {topic.name} claim to be the run's {name} ({', '.join(said)})"
+        return ""
+
+    def _refuse(self, what: str) -> None:
+        reason = (f"supervisor: {what}: another node with that name in namespace {self.get_namespace()!r} of this "
+                  "ROS domain (an impostor, or a second rig without its own namespace); the run does not start")
+        self.get_logger().error(reason)
+        self.abort_reason = reason
+        self.emit(TestEvent.ABORT, reason=reason)
+        self._stop_sent_at = time.monotonic()
+        self.exit_code = 3
 
     def progress_step(self) -> int:
         return max(self.progress.values(), default=0)

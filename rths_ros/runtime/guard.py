@@ -13,7 +13,10 @@ stewart_platform's ILC feedforward use :meth:`LoopGuard.subscription` directly):
   rig's node of the same name in the same namespace) cannot be told apart, so the node refuses to announce READY
   and aborts the run before it starts, naming both gids (:meth:`PublisherCheck.duplicates`).  From START on the
   table is closed for a producer that already has a publisher: a second publisher under the same node name is
-  foreign.
+  foreign.  START tells each node which participant (DDS GUID prefix, one per process of nodes) every producer
+  announced READY from (:func:`start_reason`; the supervisor reads it from the READY sample's publisher gid):
+  from then on a producer's publisher is only one of that participant, so an impostor that a reader discovered
+  late, or alone before the real producer's publisher, is foreign and reported, and the real one is taken.
   A foreign sample is dropped before anything reads it, counted (``foreign_messages`` in the node's timing
   summary, per topic under ``guard``) and reported once per publisher as an event on /rths/events
   (:data:`GUARD_EVENT`, whose reason starts with "rejected").  The run goes on.
@@ -53,6 +56,7 @@ checked value by value).  docs/safety.md lists the cases and what happens.
 """
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,11 +64,13 @@ from operator import attrgetter
 
 from rths_ros.msg import TestEvent
 from rths_ros.runtime.publisher_check import (  # noqa: F401  (the check's names, also from here)
+    _MSG_AND_INFO,
     RECHECK_GIVE_UP_S,
     RECHECK_S,
     SAMPLE_PUBLISHER,
     UNKNOWN_NAME,
     PublisherCheck,
+    sample_participant,
 )
 
 #: no quantity of the loop comes near this magnitude in SI units (leg lengths ~1 m, forces below the sensor range
@@ -266,6 +272,32 @@ class MarkedPublisher:
         return getattr(self.dds, name)
 
 
+def start_reason(participants: dict[str, str]) -> str:
+    """The reason of the START event: the participant (hex GUID prefix) each node announced READY from."""
+    return json.dumps({"participants": dict(sorted(participants.items()))}, separators=(",", ":"))
+
+
+def start_participants(reason: str) -> dict[str, str]:
+    """The participants a START event names ({} for a START without them: a supervisor on a client library that
+    gives no publisher with a sample)."""
+    try:
+        got = json.loads(reason).get("participants", {}) if reason.startswith("{") else {}
+    except (ValueError, AttributeError):
+        return {}
+    return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
+
+
+def events_callback(node, callback: Callable) -> Callable:
+    """A /rths/events callback that also takes the sample's MessageInfo: ``node.event_participant`` is the
+    participant that sent the event being handled ('' where the client library does not say)."""
+    def cb(*args) -> None:
+        msg, info = args if len(args) == 2 else args[0]
+        node.event_participant = sample_participant(info)
+        callback(msg)
+    cb.__signature__ = _MSG_AND_INFO
+    return cb
+
+
 class LoopGuard:
     """Both checks of one node (module doc): ``validated(topic, cb)`` for every loop callback,
     ``subscription(...)`` = ``create_subscription`` behind the publisher check, ``snapshot`` at READY and START."""
@@ -334,8 +366,10 @@ class LoopGuard:
         if node.started and not node.done:
             self.publishers.sweep()
 
-    def snapshot(self, freeze: bool = False) -> None:
-        self.publishers.snapshot(freeze)
+    def snapshot(self, freeze: bool = False, start=None) -> None:
+        """Look the producers up (at READY); at START (``freeze``, ``start`` the START event) close the table, bound
+        to the participants START names."""
+        self.publishers.snapshot(freeze, start_participants(start.reason) if start is not None else None)
         self._refuse_duplicates()
         if freeze:          # START: the supervisor hears this node now (its READY arrived); send what waited
             pending, self.pending_reports = self.pending_reports, []

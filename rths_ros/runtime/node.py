@@ -122,7 +122,7 @@ class RthsNode(TunableParameters, RunNames, Node):
         self._events_pub = self.create_publisher(
             TestEvent, "/rths/events", events_qos(),
             event_callbacks=PublisherEventCallbacks(matched=self._on_events_matched))
-        self.create_subscription(TestEvent, "/rths/events", self._on_event, events_qos())
+        self.create_subscription(TestEvent, "/rths/events", guard.events_callback(self, self._on_event), events_qos())
         self._timing_pub = self.create_publisher(LoopTiming, "/rths/timing", diagnostics_qos())
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", diagnostics_qos())
         self._timing_msg = LoopTiming()
@@ -341,7 +341,7 @@ class RthsNode(TunableParameters, RunNames, Node):
         if msg.type == TestEvent.START and not self.started:
             startup.mark("start")
             self.started = True
-            self.guard.snapshot(freeze=True)
+            self.guard.snapshot(freeze=True, start=msg)
             self.on_start()
         elif msg.type == TestEvent.STOP and not self.done:
             startup.mark("stop")

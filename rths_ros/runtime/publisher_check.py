@@ -40,6 +40,17 @@ def _gid16(gid) -> bytes:
     return bytes(gid)[:16]
 
 
+#: a DDS gid is its participant's GUID prefix (12 bytes) and the endpoint's entity id: every endpoint of one
+#: participant (one ROS context, so one process of nodes) shares the prefix
+PARTICIPANT_BYTES = 12
+
+
+def sample_participant(info) -> str:
+    """The hex GUID prefix of the participant that published a sample, from its MessageInfo ('' where the client
+    library hands no publisher, as rclpy of Jazzy)."""
+    gid = info.get("publisher_gid") if info else None
+    return bytes(gid["data"])[:PARTICIPANT_BYTES].hex() if gid else ""
+
 
 class PublisherCheck:
     """The publisher check (module doc).  ``expected``: topic -> the producer node names the run has;
@@ -69,6 +80,9 @@ class PublisherCheck:
         self.pending: dict[bytes, tuple[float, float]] = {}   # unknown gid -> (first seen, last looked up)
         self.readers: dict[str, object] = {}                   # topic -> its subscription (matched writer count)
         self.unattributed: dict[str, tuple[float, float]] = {}  # topic -> (first, last look) of dropped samples
+        #: producer -> the GUID prefix of the participant its READY came from (from START, :meth:`bind`)
+        self.participants: dict[str, bytes] = {}
+        self.impostors: dict[bytes, str] = {}                   # gid -> the producer whose name it took
 
     def wrap(self, topic: str, callback: Callable) -> Callable:
         """A subscription callback for ``topic`` that takes (message, MessageInfo) and hands ``callback`` the
@@ -134,15 +148,13 @@ class PublisherCheck:
         if data is None:
             who = "a publisher without a gid"
         else:
-            who = self._graph.get(_gid16(data)) or "a publisher its node never named in the ROS graph"
+            who = self.who(_gid16(data))
         if data is not None:
             listed = self.listed.setdefault(topic, set())
             if _gid16(data) in listed:
                 return          # reported already (found in the graph by the sweep)
             listed.add(_gid16(data))
-        gid_hex = "-" if data is None else _gid16(data).hex()
-        self.publishers.append({"topic": topic, "publisher": who, "gid": gid_hex})
-        self.report(topic, who, gid_hex)
+        self._list(topic, who, None if data is None else _gid16(data))
 
     def bind(self, topic: str, subscription) -> None:
         """The subscription of ``topic`` (its matched-writer count serves the check without sample publishers)."""
@@ -176,8 +188,7 @@ class PublisherCheck:
                 if gid in allowed or gid in listed:
                     continue
                 listed.add(gid)
-                self.publishers.append({"topic": topic, "publisher": who, "gid": gid.hex()})
-                self.report(topic, who, gid.hex())
+                self._list(topic, who, gid)
 
     def _count(self, topic: str) -> None:
         self.counts[topic][0] += 1
@@ -199,6 +210,15 @@ class PublisherCheck:
             if not self.frozen:
                 self.claims.setdefault((topic, name), set()).add(gid)
             known = owners.setdefault(name, set())
+            home = self.participants.get(name)
+            if home is not None:    # after START: the producer's publisher is the one of its READY's participant
+                if gid[:PARTICIPANT_BYTES] != home:
+                    self.impostors[gid] = name
+                    continue
+                if gid not in known:
+                    known.add(gid)
+                    allowed.add(gid)
+                continue
             if gid in known or (known and self.frozen):
                 continue        # after START a producer that has its publisher gets no second one
             known.add(gid)
@@ -223,10 +243,40 @@ class PublisherCheck:
         return [(topic, name, sorted(g.hex() for g in gids)) for (topic, name), gids in sorted(self.claims.items())
                 if len(gids) > 1]
 
-    def snapshot(self, freeze: bool = False) -> None:
+    def snapshot(self, freeze: bool = False, participants: dict[str, str] | None = None) -> None:
+        """Look every topic's producers up; ``freeze`` at START, with ``participants`` (producer -> hex GUID prefix
+        of the participant whose READY the supervisor counted, where it knows it): from then on a producer's
+        publisher is only one of that participant, whatever took its name before."""
         for topic in self.allowed:
             self.refresh(topic)
         self.frozen = self.frozen or freeze
+        if participants:
+            self.participants.update({n: bytes.fromhex(p) for n, p in participants.items() if p})
+            for topic, owners in self.owners.items():
+                for name, gids in owners.items():
+                    home = self.participants.get(name)
+                    for gid in [g for g in gids if home is not None and g[:PARTICIPANT_BYTES] != home]:
+                        gids.discard(gid)
+                        self.allowed[topic].discard(gid)
+                        self.impostors[gid] = name
+                self.refresh(topic)
+
+    def who(self, gid: bytes) -> str:
+        """The node a gid belongs to in the ROS graph."""
+        return self._graph.get(gid) or "a publisher its node never named in the ROS graph"
+
+    def _list(self, topic: str, who: str, gid: bytes | None) -> None:
+        """Report a foreign publisher (once; the caller checks), said as an impostor where it took a producer's
+        name."""
+        gid_hex = "-" if gid is None else gid.hex()
+        entry = {"topic": topic, "publisher": who, "gid": gid_hex}
+        name = self.impostors.get(gid)
+        if name is not None:
+            entry["impostor_of"] = name
+            who = (f"{who}, an impostor (the name of the run's {name}, but not the participant that announced "
+                   f"{name}'s READY)")
+        self.publishers.append(entry)
+        self.report(topic, who, gid_hex)
 
     def summary(self) -> dict:
         return {"foreign": {t: c[0] for t, c in self.counts.items() if c[0]},
@@ -235,4 +285,4 @@ class PublisherCheck:
                               for t, o in self.owners.items()}}
 
 
-__all__ = ["PublisherCheck", "SAMPLE_PUBLISHER", "RECHECK_S", "RECHECK_GIVE_UP_S", "UNKNOWN_NAME"]
+__all__ = ["PublisherCheck", "SAMPLE_PUBLISHER", "PARTICIPANT_BYTES", "sample_participant", "RECHECK_S", "RECHECK_GIVE_UP_S", "UNKNOWN_NAME"]

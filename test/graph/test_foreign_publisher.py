@@ -332,28 +332,52 @@ def test_an_impostor_under_a_producers_name_before_the_run_stops_it_before_start
     """A node named stewart_platform, in the run's namespace, started before the run and publishing leg commands:
     two publishers claim to be the run's stewart_platform, and the readers of /rths/leg_command (the plant, the
     recorder; composed: the recorder of its own process, the one reader over DDS) cannot tell which is the run's.
-    The run never starts: no START, nothing commanded, aborted with a first fault that names both gids."""
+    The run never starts: no START, nothing commanded, aborted with a first fault that names both gids (a reader's,
+    or the supervisor's, whose view of the graph shows the impostor beside the participant of stewart_platform's
+    READY).  Where DDS discovery brought the impostor to every one of them only after START (it happens: discovery
+    has no end a participant could wait for), START's participants decide: the impostor is rejected and reported
+    as one, none of its samples is taken, and the run completes."""
     s, out, r, _ = _run_with_an_impostor(tmp_path, ["loop.duration_s=1.0", "recording.in_process=never"], composed)
-    assert r.code != 0, r.message
     rec = json.loads((out / "events.json").read_text())
+    plant = _timing(out, "composed" if composed and (out / "timing" / "composed.json").exists() else "sim_plant")
+    assert plant["invalid_messages"] == 0, plant["abort_reason"]      # no NaN of the impostor reached a callback
+    if any(e["type"] == "START" for e in rec["events"]):
+        assert r.code == 0 and rec["status"] == "completed", r.message
+        start = next(e for e in rec["events"] if e["type"] == "START")
+        assert set(json.loads(start["reason"])["participants"]) == set(s.run_nodes) - {"supervisor"}
+        bag_events = [{"type": "REJECTED" if m.type == Event.REJECTED else str(m.type), "reason": m.reason}
+                      for _, m in read_bag(out / "bag", ["/rths/events"])["/rths/events"]]
+        reports = [e for e in _events(out) + bag_events if e["type"] == "REJECTED"]
+        assert reports and all("an impostor" in e["reason"] and "/stewart_platform" in e["reason"]
+                               for e in reports), reports
+        assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=["loop.duration_s=1.0"])
+        return
+    assert r.code != 0, r.message
     assert rec["status"] == "aborted", rec["status"]
-    assert not any(e["type"] == "START" for e in rec["events"]), [e["type"] for e in rec["events"]]
     reason = rec["first_fault"]["reason"]
     assert "2 publishers of /rths/leg_command claim to be the run's stewart_platform" in reason, reason
     assert reason.count("gid ") == 2 and "does not start" in reason, reason
-    assert rec["first_fault"]["node"] in ({"recorder"} if composed else {"sim_plant", "recorder"})
-    plant = _timing(out, "composed" if composed and (out / "timing" / "composed.json").exists() else "sim_plant")
+    assert rec["first_fault"]["node"] in ({"recorder", "supervisor"} if composed
+                                          else {"sim_plant", "recorder", "supervisor"})
     assert plant.get("steps", 0) == 0, plant
 
 
 def test_an_impostor_before_a_composed_run_with_its_recorder_in_process_reaches_nothing(tmp_path):
     """The same impostor before a lockstep composed run whose recorder takes the loop from the local bus: the run
-    has no DDS reader of /rths/leg_command, so nothing of it can mistake the impostor for its own platform; the
-    run completes, equal to the virtual run, and its bag holds only the run's own leg commands."""
+    has no DDS reader of /rths/leg_command, so nothing of it can mistake the impostor for its own platform.
+    Where the supervisor's view of the graph shows the impostor before START, it refuses to start, naming both
+    publishers (a node under a run node's name is a fault to report whatever it reaches); else the run completes,
+    equal to the virtual run, and its bag holds only the run's own leg commands."""
     ov = ["loop.duration_s=1.0"]
     s, out, r, impostor = _run_with_an_impostor(tmp_path, ov, composed=True)
-    assert r.code == 0, r.message
     assert impostor.sent == 0
+    rec = json.loads((out / "events.json").read_text())
+    if r.code != 0:
+        assert not any(e["type"] == "START" for e in rec["events"]), r.message
+        reason = rec["first_fault"]["reason"]
+        assert rec["first_fault"]["node"] == "supervisor" and "does not start" in reason, reason
+        assert "(another participant)" in reason and "(the participant of its READY)" in reason, reason
+        return
     msgs = [m for _, m in read_bag(out / "bag", ["/rths/leg_command"])["/rths/leg_command"]]
     assert len(msgs) == s.steps and all(m.header.frame_id == run_mark(s) for m in msgs)
     assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)

@@ -24,7 +24,16 @@ from rths_ros.msg import (
     RawWrench,
 )
 from rths_ros.runtime.fault_injection import corrupt
-from rths_ros.runtime.guard import HUGE, SPECS, MessageValidator, PublisherCheck, value_fault
+from rths_ros.runtime.guard import (
+    HUGE,
+    SPECS,
+    MessageValidator,
+    PublisherCheck,
+    sample_participant,
+    start_participants,
+    start_reason,
+    value_fault,
+)
 from rths_ros.runtime.timing import TimingStats
 
 WIDTHS = {"command": 3, "force": 3, "measured": 3, "state": 3, "aff_coefficients": 6 * 4, "ilc_feedforward": 6 * 5}
@@ -316,6 +325,75 @@ def test_two_publishers_under_the_producers_name_before_start_are_not_ready_and_
     g2.publishers["/rths/leg_command"].append(("stewart_platform", "/", _gid(2)))
     cb("impostor", _info(_gid(2)))
     assert check2.duplicates() == [] and taken == [] and reports[0][1] == "/stewart_platform"
+
+
+def _home(i: int) -> str:
+    """The participant (hex GUID prefix) of _gid(i)."""
+    return _gid(i)[:12].hex()
+
+
+def test_an_impostor_a_reader_saw_alone_at_ready_is_dropped_at_start_and_the_real_producer_taken():
+    """The reader discovered only the impostor's publisher (gid 2) before READY and the run's stewart_platform
+    (gid 1) not yet: its table looked complete.  START says stewart_platform announced READY from gid 1's
+    participant: the impostor's gid leaves the table, its samples are dropped and reported as an impostor, and the
+    real publisher is taken as soon as the graph shows it, though the table is closed."""
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(2))]
+    check, cb, timing, reports, taken = _check(g)
+    assert check.ready()
+    check.snapshot(freeze=True, participants={"stewart_platform": _home(1)})
+    assert check.allowed["/rths/leg_command"] == set()
+    cb("impostor", _info(_gid(2)))
+    assert taken == [] and timing.foreign_messages == 1
+    assert len(reports) == 1 and reports[0][0] == "/rths/leg_command" and reports[0][2] == _gid(2).hex()
+    assert "an impostor" in reports[0][1] and "stewart_platform" in reports[0][1], reports[0][1]
+    assert check.summary()["foreign_publishers"] == [{"topic": "/rths/leg_command", "publisher": "/stewart_platform",
+                                                      "gid": _gid(2).hex(), "impostor_of": "stewart_platform"}]
+    g.publishers["/rths/leg_command"].append(("stewart_platform", "/", _gid(1)))
+    cb("own", _info(_gid(1)))
+    cb("impostor-again", _info(_gid(2)))
+    assert taken == ["own"] and timing.foreign_messages == 2 and len(reports) == 1
+
+
+def test_an_impostor_discovered_after_start_is_foreign_and_a_second_publisher_of_the_real_participant_is_taken():
+    """After START a publisher under the producer's name from another participant is an impostor (reported as such
+    by the sweep and by its samples); one from the READY participant (the same process of nodes) is the
+    producer's, even when the table had one publisher of it already."""
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
+    check, cb, timing, reports, taken = _check(g)
+    assert check.ready()
+    check.snapshot(freeze=True, participants={"stewart_platform": _home(1)})
+    g.publishers["/rths/leg_command"].append(("stewart_platform", "/", _gid(2)))
+    check.sweep()
+    assert [r[2] for r in reports] == [_gid(2).hex()] and "an impostor" in reports[0][1]
+    cb("impostor", _info(_gid(2)))
+    sibling = _gid(1)[:12] + bytes([0, 0, 9, 3])            # another writer of the producer's own participant
+    g.publishers["/rths/leg_command"].append(("stewart_platform", "/", sibling))
+    cb("own-2", _info(sibling))
+    assert taken == ["own-2"] and timing.foreign_messages == 1 and len(reports) == 1
+
+
+def test_without_participants_at_start_the_table_closes_as_before():
+    """A START that names no participants (a supervisor on a client library without sample publishers) leaves the
+    first publisher of a producer its own: a newcomer under its name is foreign."""
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(2))]
+    check, cb, timing, reports, taken = _check(g)
+    check.snapshot(freeze=True, participants=start_participants(""))
+    g.publishers["/rths/leg_command"].append(("stewart_platform", "/", _gid(1)))
+    cb("first", _info(_gid(2)))
+    cb("newcomer", _info(_gid(1)))
+    assert taken == ["first"] and "impostor" not in reports[0][1]
+
+
+def test_the_start_reason_carries_the_participants_and_anything_else_gives_none():
+    got = start_participants(start_reason({"sim_plant": _home(3), "ft_sensor": _home(4)}))
+    assert got == {"sim_plant": _home(3), "ft_sensor": _home(4)}
+    for reason in ("", "started", "{", "[1, 2]", '{"participants": [1]}', '{"participants": "x"}'):
+        assert start_participants(reason) == {}, reason
+    assert sample_participant(_info(_gid(7))) == _home(7)
+    assert sample_participant(_info(None)) == "" and sample_participant(None) == ""
 
 
 def test_the_sweep_reports_a_foreign_publisher_seen_only_in_the_graph_once():
