@@ -175,7 +175,8 @@ class Supervisor(RthsNode):
                 whose = {True: "the participant of its READY", False: "another participant"}
                 said = [f"gid {g.hex()} ({whose[g[:PARTICIPANT_BYTES].hex() == home]})" for g in gids]
                 if any(g[:PARTICIPANT_BYTES].hex() != home for g in gids):
-                    return f"{len(gids)} publishers of {topic.name} claim to be the run's {name} ({', '.join(said)})"
+                    many = "publishers of {} claim" if len(gids) > 1 else "publisher of {} claims"
+                    return (f"{len(gids)} {many.format(topic.name)} to be the run's {name} ({', '.join(said)})")
         return ""
 
     def _refuse(self, what: str) -> None:
