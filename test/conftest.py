@@ -72,8 +72,7 @@ GRAPH_MODULES = {
     "analysis/test_compare_twin.py", "analysis/test_face_graph_backend.py", "analysis/test_face_rig.py",
     "analysis/test_damaged_bags.py", "analysis/test_face_workers_after_ros.py",
     "analysis/test_qualify_ros2_control.py", "runtime/test_forked.py",
-    "runtime/test_teardown_watchdog.py", "runtime/test_release_dds.py", "runtime/test_teardown_order.py",
-    "test_colcon_build.py",
+    "runtime/test_teardown_watchdog.py", "runtime/test_release_dds.py", "test_colcon_build.py",
 }
 ALL = None          # every test of the module
 SERIAL = {

@@ -31,7 +31,6 @@ import time
 import traceback
 
 import rclpy
-from rclpy.node import Node
 
 #: bound on a node process's teardown [s] (module doc)
 TEARDOWN_S = 10.0
@@ -191,56 +190,15 @@ def hang_in_c(seconds: float) -> None:
         req = _Timespec(rem.tv_sec, rem.tv_nsec)
 
 
-#: after its own readers are gone, a node waits at most this long for the run's other nodes to drop the readers
-#: matched with its writers before it removes them (:func:`release_dds`) [s]
-PEER_READERS_S = 3.0
-
-
-def run_peer_readers(nodes: list) -> list[str]:
-    """The readers of the run's other nodes (by name, in these nodes' namespace) that the ROS graph still shows on
-    a topic one of ``nodes`` publishes, said as ``node topic``."""
-    own = {n.get_name() for n in nodes}
-    left = []
-    for n in nodes:
-        run = set(getattr(getattr(n, "scenario", None), "run_nodes", ())) - own
-        if not run:
-            continue
-        ns = n.get_namespace()
-        for pub in list(getattr(n, "publishers", ())):
-            try:        # the base class's lookup: the publisher's name is resolved already
-                infos = Node.get_subscriptions_info_by_topic(n, pub.topic_name)
-            except Exception:
-                continue
-            left += [f"{i.node_name} {pub.topic_name}" for i in infos
-                     if i.node_name in run and i.node_namespace == ns]
-    return left
-
-
-def _destroy(n, kinds) -> None:
-    for kind in kinds:
-        for entity in list(getattr(n, kind, ())):
-            try:
-                getattr(n, f"destroy_{kind[:-1]}")(entity)
-            except Exception:
-                pass
-
-
-def release_dds(nodes: list, executor, peer_readers_s: float = PEER_READERS_S) -> None:
+def release_dds(nodes: list, executor) -> None:
     """Give the DDS entities back in a fixed order, each step on its own: first every node leaves the executor
     (the events executor detaches its callbacks from each reader, writer, timer and event handler, so no DDS
-    listener thread calls into it any more), then the executor shuts down, then the nodes' timers, subscriptions
-    and clients (their readers) are destroyed, then the node waits until the run's other nodes have dropped their
-    readers of its topics (:func:`run_peer_readers`, at most ``peer_readers_s``), then the publishers and services
-    go, then a lifecycle node's state machine (rclpy's ``destroy_node`` leaves it, and it holds the node's handle:
-    the node, and with it the process's DDS participant, stayed alive, so a process forked by ``rths run`` left its
-    participant's shared-memory segment in /dev/shm on every run), and last the node itself.  A failure of one
-    step does not skip the rest.
-
-    Readers before writers, across the run: Fast DDS 3 can deadlock a participant that removes a remote writer
-    while a timer of its own reader for that writer runs (the receive thread holds the discovery mutex and waits
-    for the timer thread, whose next timer, the participant announcement, waits for that mutex;
-    docs/reliability.md, "The cause of the hang").  Once every node of the run has dropped its readers, no
-    writer removal finds a reader to stop."""
+    listener thread calls into it any more), then the executor shuts down, then each node's timers,
+    subscriptions, publishers, services and clients are destroyed one by one, then a lifecycle node's state
+    machine (rclpy's ``destroy_node`` leaves it, and it holds the node's handle: the node, and with it the
+    process's DDS participant, stayed alive, so a process forked by ``rths run`` left its participant's
+    shared-memory segment in /dev/shm on every run), and last the node itself.  A failure of one step does not
+    skip the rest."""
     for n in nodes:
         try:
             executor.remove_node(n)
@@ -251,13 +209,12 @@ def release_dds(nodes: list, executor, peer_readers_s: float = PEER_READERS_S) -
     except Exception:
         pass
     for n in nodes:
-        _destroy(n, ("timers", "subscriptions", "clients"))
-    t_end = time.monotonic() + peer_readers_s
-    while time.monotonic() < t_end and run_peer_readers(nodes):
-        time.sleep(0.005)
-    for n in nodes:
-        _destroy(n, ("publishers", "services"))
-    for n in nodes:
+        for kind in ("timers", "subscriptions", "publishers", "services", "clients"):
+            for entity in list(getattr(n, kind, ())):
+                try:
+                    getattr(n, f"destroy_{kind[:-1]}")(entity)
+                except Exception:
+                    pass
         machine = getattr(n, "_state_machine", None)     # a lifecycle node's: it holds the node's handle
         if machine is not None:
             try:
