@@ -313,6 +313,17 @@ log "bytecode: compiled ($((SECONDS - step_s)) s)"
 # only when a Python source or a scenario changed (numba itself recompiles only what is stale).
 # ---------------------------------------------------------------------------------------------------
 step_s=$SECONDS
+# numba checks a cached kernel against its own source file only: a kernel that calls a changed kernel of another
+# file would keep the old callee compiled into it.  So when any source that defines a kernel changed, every cached
+# kernel goes, and the warm-up below compiles them again.
+numba_src_key="$(cd "$REPO" && grep -rlE --include='*.py' 'njit|numba\.jit' rths_ros "$LAB" | LC_ALL=C sort \
+  | tr '\n' '\0' | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
+if ! stamp_ok numba-sources "$numba_src_key"; then
+  find "$REPO/rths_ros" "$LAB" \( -name '*.nbi' -o -name '*.nbc' \) -delete 2>/dev/null || true
+  rm -f "$STAMP_DIR/kernels"
+  stamp_write numba-sources "$numba_src_key"
+  log "numba kernels: a kernel source changed, the cached kernels are compiled again"
+fi
 kernels_key="$site_key|$(cd "$REPO" && find rths_ros config/scenarios "$LAB" -name '*.py' -o -name '*.yaml' \
   | grep -v __pycache__ | LC_ALL=C sort | tr '\n' '\0' | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
 if ! stamp_ok kernels "$kernels_key"; then

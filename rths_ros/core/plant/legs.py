@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-import numba
 import numpy as np
 from scipy.linalg import expm
 
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.params import ParameterError, param
 
 N_LEGS = 6
@@ -179,7 +179,7 @@ def _step_map(k, wc, kpp, kpv, kiv, dt, substeps):
     return m_full, n_full, c_last, d_last
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _legs_step(x, b_cmd, ff, m, n, c, d, current_out):
     """x[i] <- M[i] x[i] + N[i] (b_cmd[i], ff[i]) for the six legs, and the last sub-step's current."""
     for i in range(x.shape[0]):

@@ -47,8 +47,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.params import ParameterError, param
 
 __all__ = ["ProstheticFootParams", "ProstheticFoot", "FootContact"]
@@ -94,7 +94,7 @@ class FootContact:
     n_contact: int
 
 
-@njit(cache=True)
+@kernel
 def _foot_wrench(R, p, v, w, sole, k, c, d_h, mu, v_s, grav, mass, com, R_fs, p_fs, out, aux):
     """Wrench of the foot on the sensor (S axes, about the S origin) for the foot pose (R = R_G_F, p = IFP in G),
     IFP velocity v and angular velocity w (G axes).  aux = [sum n, |sum t|, sum n x, sum n z, n_contact]."""

@@ -38,6 +38,7 @@ import pinocchio as pin
 from numba import njit
 
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams, _legs_step
 from rths_ros.core.plant.prosthetic_foot import ProstheticFoot, ProstheticFootParams
 from rths_ros.core.plant.specimen import Specimen1D, Specimen1DParams
@@ -300,7 +301,7 @@ class SimPlant:
         return 1 if first else 2
 
 
-@njit(cache=True)
+@kernel
 def _sensors(true_len, true_vel, home, q, vel_mode, dt, lq, lq_prev, vel, foot, rot, fz_world, off, noise,
              noise_std, bias, wrench):
     """The measurement of the plant: quantised leg lengths ``lq`` (the previous ones to ``lq_prev``), leg rates
@@ -354,7 +355,7 @@ def ideal_advance(cmd, length, vel, dt):
         length[c] = cmd[c]
 
 
-@njit(cache=True)
+@kernel
 def advance_legs(cmd_buf, ff_buf, bi, length, ff, ideal, ideal_len, ideal_vel, dt, legs_x, lm, ln, lc, ld, legs_cur,
                  true_len, true_vel, current_row):
     """The legs over one step, as :meth:`SimPlant.step` moves them: the command through the delay line, then the
@@ -376,7 +377,7 @@ def advance_legs(cmd_buf, ff_buf, bi, length, ff, ideal, ideal_len, ideal_vel, d
     return bi
 
 
-@njit(cache=True)
+@kernel
 def pose_and_z(true_len, r, t, a, p, tol, max_iter, fk_work, target, offset, home_z):
     """The true TCP pose ``(r, t)`` of the true leg lengths by forward kinematics, warm-started from ``(r, t)``,
     and the world-z displacement of the interface point (``offset`` above the TCP) from home.  Returns

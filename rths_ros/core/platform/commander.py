@@ -33,9 +33,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from rths_ros.core.methods.coupling import CommandShaper, CouplingParams
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.core.platform.interface import InterfaceMap
 from rths_ros.params import param
 
@@ -97,7 +97,7 @@ class LimitViolation(CommandRejected):
         self.limit = limit
 
 
-@njit(cache=True)
+@kernel
 def _first_violation(length, velocity, ff_velocity, ang, lo, hi, vmax, amax):
     """Code of the first limit violation: 0 none, 1+i stroke of leg i, 7+i speed, 13+i base joint,
     19+i platform joint, 25+i speed of the velocity feedforward."""

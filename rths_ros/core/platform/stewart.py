@@ -38,6 +38,7 @@ import numpy as np
 import pinocchio as pin
 from numba import njit
 
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.core.platform.joints import JOINT_TOLERANCE_M, closest_pair, crossing_legs
 from rths_ros.params import ParameterError, param
 
@@ -55,6 +56,10 @@ class KinematicsError(RuntimeError):
 # --------------------------------------------------------------------------------------------------------------
 # parameters
 # --------------------------------------------------------------------------------------------------------------
+
+#: the geometries that passed :meth:`StewartGeometryParams.validate` (frozen, so hashable by value)
+_VALID_GEOMETRIES: set = set()
+
 
 @dataclass(frozen=True)
 class StewartGeometryParams:
@@ -110,7 +115,17 @@ class StewartGeometryParams:
         return bool(self.base_joints_m or self.platform_joints_m)
 
     def validate(self) -> None:
-        """Refuse an inconsistent geometry, naming the key, the value and the derived quantity."""
+        """Refuse an inconsistent geometry, naming the key, the value and the derived quantity.  A geometry that
+        passed once is not checked again (the check of crossing legs takes about 0.7 ms; a gait run builds four
+        kinematics of one geometry)."""
+        if self in _VALID_GEOMETRIES:
+            return
+        self._check()
+        if len(_VALID_GEOMETRIES) >= 256:       # a sweep over many geometries: keep the memory bounded
+            _VALID_GEOMETRIES.clear()
+        _VALID_GEOMETRIES.add(self)
+
+    def _check(self) -> None:
         if self.leg_length_min_m >= self.leg_length_max_m:
             raise ParameterError(
                 f"leg_length_min_m: {self.leg_length_min_m!r} is not allowed; expected a value below "
@@ -239,7 +254,7 @@ def _lengths(R, t, a, p, L, U):
         U[2, i] = lz / n
 
 
-@njit(cache=True)
+@kernel
 def _lengths_jacobian(R, t, a, p, L, U, J):
     """Leg lengths, unit vectors and the body Jacobian J (6, 6) (rows [R^T u_i, p_i x R^T u_i])."""
     _lengths(R, t, a, p, L, U)
@@ -255,7 +270,7 @@ def _lengths_jacobian(R, t, a, p, L, U, J):
         J[i, 5] = p[0, i] * wy - p[1, i] * wx
 
 
-@njit(cache=True)
+@kernel
 def _solve6(J, rhs, A, x):
     """Solve J x = rhs (6x6) by Gaussian elimination with partial pivoting; A is a (6, 7) work array.
     Returns False if J is (numerically) singular."""
@@ -388,7 +403,7 @@ def _compose_exp6(R, t, d, E):
         R[2, j] = r0 * E[0, j] + (r1 * E[1, j] + r2 * E[2, j])
 
 
-@njit(cache=True)
+@kernel
 def _forward(R, t, a, p, target, tol, max_iter, L, U, J, res, A, delta, S, Rn):
     """Forward kinematics by Newton's method on the body twist, in place on the TCP pose (R, t) (the guess on
     entry): ``T <- T * exp6(J^-1 (b - b(T)))`` until ``max |b - b(T)| <= tol``, then one polar re-orthonormalisation
@@ -408,7 +423,7 @@ def _forward(R, t, a, p, target, tol, max_iter, L, U, J, res, A, delta, S, Rn):
     return it, err
 
 
-@njit(cache=True)
+@kernel
 def _joint_angles(R, t, a, p, L, U, out):
     """Universal-joint deflections (rad): out[0, i] base joint (leg vs world z), out[1, i] platform joint
     (leg vs platform z)."""

@@ -19,6 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.core.platform.interface_kernels import se3_mul
 from rths_ros.core.platform.stewart import _lengths_jacobian, _solve6
 
@@ -29,7 +30,7 @@ __all__ = ["se3_act", "cm_mat_vec", "cross3", "command_from_pose", "sagittal_loa
 LOAD_FIELDS = ("f_x", "f_y", "f_parallel", "f_perp", "m_z", "f_lateral", "normal_force", "cop_x", "cop_z")
 
 
-@njit(cache=True)
+@kernel
 def se3_act(r, t, p, out):
     """``out = r p + t`` (``pin.SE3.act`` of a point): rows 0-1 summed left to right, row 2 as
     ``a0 + (a1 + a2)``."""
@@ -38,21 +39,21 @@ def se3_act(r, t, p, out):
     out[2] = t[2] + (r[2, 0] * p[0] + (r[2, 1] * p[1] + r[2, 2] * p[2]))
 
 
-@njit(cache=True)
+@kernel
 def cm_mat_vec(r, v, out):
     """``out = r v`` for a 3x3 that NumPy holds column-major: summed left to right.  ``out`` must not alias ``v``."""
     for i in range(3):
         out[i] = (r[i, 0] * v[0] + r[i, 1] * v[1]) + r[i, 2] * v[2]
 
 
-@njit(cache=True)
+@kernel
 def cm_mat_t_vec(r, v, out):
     """``out = r^T v`` for a row-major 3x3 ``r`` (its transpose is column-major): summed left to right."""
     for i in range(3):
         out[i] = (r[0, i] * v[0] + r[1, i] * v[1]) + r[2, i] * v[2]
 
 
-@njit(cache=True)
+@kernel
 def cross3(a, b, out):
     """``out = a x b`` (as the interface's ``_cross``)."""
     out[0] = a[1] * b[2] - a[2] * b[1]
@@ -60,14 +61,14 @@ def cross3(a, b, out):
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True)
+@kernel
 def _ground_to(r, t, frames, work, rb, tb, r_out, t_out):
     """``(r_out, t_out) = (T_G_W * pose) * (rb, tb)``; ``T_G_W * pose`` stays in ``work[0:2]``."""
     se3_mul(frames[0], frames[1], r, t, work[0], work[1])
     se3_mul(work[0], work[1], rb, tb, r_out, t_out)
 
 
-@njit(cache=True)
+@kernel
 def command_from_pose(r, t, frames, work, x_ref, q_out):
     """Interface coordinates ``(x_IFP, y_IFP, alpha_R)`` of the TCP pose ``(r, t)`` (``command_from_tcp``);
     ``T_G_D`` stays in ``work[2:4]``."""
@@ -79,7 +80,7 @@ def command_from_pose(r, t, frames, work, x_ref, q_out):
     q_out[2] = math.pi / 2 - theta
 
 
-@njit(cache=True)
+@kernel
 def sagittal_load(w, alpha, r, t, frames, work, x_ref, mass, gravity, com_f, cop_min, out):
     """The interface load of the raw sensor wrench ``w`` at the TCP pose ``(r, t)`` (``sagittal_wrench`` without
     the limit checks): ``out`` = :data:`LOAD_FIELDS`."""
@@ -122,7 +123,7 @@ def sagittal_load(w, alpha, r, t, frames, work, x_ref, mass, gravity, com_f, cop
         out[8] = math.nan
 
 
-@njit(cache=True)
+@kernel
 def achieved_state(r, t, rates, a, p, big_l, big_u, big_j, big_a, rates_w, v, frames, work, a_t, x_ref, xd_ref,
                    q_out, qd_out):
     """Achieved interface state at the TCP pose ``(r, t)`` with the measured leg ``rates`` (``achieved`` after
@@ -193,7 +194,7 @@ def leg_commands_pose(q, qd, x_ref, xd_ref, frames, work, a, p, big_u, big_j, v,
         bd_out[i] = bd[i]
 
 
-@njit(cache=True)
+@kernel
 def foot_state_pose(r, t, v, frames, work, a_t, r_gf, p_g, v_g, w_g):
     """Foot pose (``r_gf``, ``p_g``) and IFP velocity and angular velocity in G of the TCP pose ``(r, t)`` with
     the body twist ``v`` (``foot_state_from_tcp``)."""
@@ -208,7 +209,7 @@ def foot_state_pose(r, t, v, frames, work, a_t, r_gf, p_g, v_g, w_g):
     cm_mat_vec(rg, tmp, v_g)
 
 
-@njit(cache=True)
+@kernel
 def saturate_legs(b, bd, prev, lim, vmax, dt, db):
     """The ``saturate`` leg-speed policy in place on (b, bd): each length moves from ``prev`` by at most ``lim``,
     the rates are clipped to ``vmax`` (those of a clipped length = the clipped move / dt).  Returns whether
@@ -233,7 +234,7 @@ def saturate_legs(b, bd, prev, lim, vmax, dt, db):
     return True
 
 
-@njit(cache=True)
+@kernel
 def plate_command(c, right_stance, fp_r, t, t_to, q_to, gp, q, qd):
     """The plate-frame command (q, qd) of the model command ``c`` (``GaitNumerical._update_command``);
     ``gp`` = (h_0f, alpha_0, swing_transition_s, swing_lift_m, 2, 3): the exponents as data, so that the powers

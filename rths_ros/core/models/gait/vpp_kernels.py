@@ -61,15 +61,16 @@ from rths_ros.core.models.gait.vpp_params import (
     S_X,
     S_Y,
 )
+from rths_ros.core.numerics.kernel import kernel
 
 
-@njit(cache=True)
+@kernel
 def _hip_vpp(s, P):
     sp, cp = math.sin(s[S_PHI]), math.cos(s[S_PHI])
     return (s[S_X] - P[P_RH] * sp, s[S_Y] - P[P_RH] * cp, s[S_X] + P[P_RV] * sp, s[S_Y] + P[P_RV] * cp)
 
 
-@njit(cache=True)
+@kernel
 def _cop(fp, alpha, P):
     if P[P_COP] == 0.0:
         return fp
@@ -85,7 +86,7 @@ def _cop(fp, alpha, P):
     return fp + d
 
 
-@njit(cache=True)
+@kernel
 def _leg(s, c, fp, P, w, n, q):
     """Fill ``q`` (N_Q) with the quantities of leg ``n`` (0 = left, 1 = right); zeros in swing."""
     for i in range(N_Q):
@@ -130,7 +131,7 @@ def _leg(s, c, fp, P, w, n, q):
     q[Q_COP], q[Q_L], q[Q_ALPHA], q[Q_FAX], q[Q_TANG] = cop, l, alpha, fax, tang
 
 
-@njit(cache=True)
+@kernel
 def _rhs(s, c, fp, P, w, ds, q):
     sp, cp = math.sin(s[S_PHI]), math.cos(s[S_PHI])
     fx = 0.0
@@ -152,7 +153,7 @@ def _rhs(s, c, fp, P, w, ds, q):
     ds[S_OM] = -mom / P[P_J]
 
 
-@njit(cache=True)
+@kernel
 def _rk4(s, c, fp, P, w, h, out, k1, k2, k3, k4, tmp, q):
     _rhs(s, c, fp, P, w, k1, q)
     for i in range(N_S):
@@ -168,7 +169,7 @@ def _rk4(s, c, fp, P, w, h, out, k1, k2, k3, k4, tmp, q):
         out[i] = s[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
 
 
-@njit(cache=True)
+@kernel
 def _event_value(s, c, fp, P, n):
     """Event function of leg ``n``: swing -> hip height above the TD height; stance -> extension."""
     hx, hy, _, _ = _hip_vpp(s, P)
@@ -182,7 +183,7 @@ def _event_value(s, c, fp, P, n):
     return math.sqrt(dx * dx + hy * hy) - l0
 
 
-@njit(cache=True)
+@kernel
 def _td_allowed(s, c, fp, P, n):
     other = 1 - n
     if c[other] == 0:
@@ -191,7 +192,7 @@ def _td_allowed(s, c, fp, P, n):
     return hx > fp[other]
 
 
-@njit(cache=True)
+@kernel
 def _switch(s, c, fp, P, n):
     hx, hy, _, _ = _hip_vpp(s, P)
     l0 = P[P_L0L] if n == 0 else P[P_L0R]
@@ -210,7 +211,7 @@ def _switch(s, c, fp, P, n):
     return EV_TO_L if n == 0 else EV_TO_R
 
 
-@njit(cache=True)
+@kernel
 def _substep(s, c, fp, P, w, h, wk):
     """Advance one sub-step ``h`` with event location; returns the event bits. ``wk``: (9, N_Q) work."""
     if c[C_FALL] != 0:
@@ -255,7 +256,7 @@ def _substep(s, c, fp, P, w, h, wk):
     return ev
 
 
-@njit(cache=True)
+@kernel
 def _command(s, c, fp, P, out):
     """Interface-point command (x, y, alpha_R, x', y', alpha_R') of the right leg."""
     sp, cp = math.sin(s[S_PHI]), math.cos(s[S_PHI])
@@ -284,7 +285,7 @@ def _command(s, c, fp, P, out):
     out[5] = (-dx * hvy + dy * hvx) / l2
 
 
-@njit(cache=True)
+@kernel
 def _sync_kernel(s, c, fp, P, w, h, n_sub, wk, cmd):
     ev = 0
     for _ in range(n_sub):
