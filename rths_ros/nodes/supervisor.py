@@ -27,7 +27,7 @@ from std_srvs.srv import Trigger
 
 from rths_ros.app.run_status import event_status, first_fault_of, write_events
 from rths_ros.msg import LoopTiming, TestEvent
-from rths_ros.runtime.guard import start_reason
+from rths_ros.runtime.guard import GUARD_EVENT, start_reason
 from rths_ros.runtime.node import RthsNode, event_dict, node_main
 from rths_ros.runtime.publisher_check import PARTICIPANT_BYTES
 from rths_ros.runtime.qos import diagnostics_qos, events_qos
@@ -52,6 +52,7 @@ class Supervisor(RthsNode):
         self.foreign_ready: set[str] = set()
         #: node -> the participant (hex GUID prefix) its READY came from, where the client library says it
         self.ready_from: dict[str, str] = {}
+        self._rejected_ready: set[tuple[str, str]] = set()
         self._t0 = time.monotonic()
         self._stop_sent_at: float | None = None
         self.events_log: list[dict] = []
@@ -152,9 +153,15 @@ class Supervisor(RthsNode):
         first = self.ready_from.setdefault(node, participant)
         if first == participant:
             return True
-        if not self.started and not self.abort_reason:
-            self._refuse(f"two participants announced READY as the run's {node} (participant {first}, participant "
-                         f"{participant})")
+        what = f"two participants announced READY as the run's {node} (participant {first}, participant {participant})"
+        if not self.start_sent:
+            if not self.abort_reason:
+                self._refuse(what)
+        elif (node, participant) not in self._rejected_ready:      # after START: not counted, said once
+            self._rejected_ready.add((node, participant))
+            reason = f"supervisor: rejected READY from participant {participant}: {what}; not counted, the run goes on"
+            self.get_logger().warning(reason)
+            self.emit(GUARD_EVENT, self.progress_step(), reason)
         return False
 
     def _impostor(self) -> str:

@@ -146,3 +146,26 @@ def test_without_an_impostor_start_carries_the_participants_of_every_ready():
     finally:
         ex.shutdown()
         domain.close()
+
+
+def test_a_ready_from_another_participant_after_start_is_rejected_and_reported_once_and_the_run_goes_on():
+    domain = _Domain()
+    try:
+        s, sup, ex, sent, feed = _supervisor(domain)
+        for i, node in enumerate(sorted(set(s.run_nodes) - {"supervisor"})):
+            feed(_ready(node), _info(bytes([i + 1] * 12)))
+        _spin(ex, 5.0, lambda: any(e.type == Event.START for e in sent))
+        assert any(e.type == Event.START for e in sent)
+        other = bytes([99] * 12)
+        feed(_ready("sim_plant"), _info(other))
+        feed(_ready("sim_plant"), _info(other))
+        _spin(ex, 2.0, lambda: any(e.type == Event.REJECTED for e in sent))
+        rejected = [e for e in sent if e.type == Event.REJECTED]
+        assert len(rejected) == 1, [e.reason for e in rejected]
+        reason = rejected[0].reason
+        assert reason.startswith("supervisor: rejected READY from participant " + other.hex()), reason
+        assert "two participants announced READY as the run's sim_plant" in reason and "the run goes on" in reason
+        assert sup.abort_reason == "" and not any(e.type == Event.ABORT for e in sent)
+    finally:
+        ex.shutdown()
+        domain.close()
