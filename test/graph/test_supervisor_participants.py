@@ -130,15 +130,22 @@ def test_an_impostor_the_supervisor_sees_at_the_last_ready_keeps_the_run_from_st
         domain.close()
 
 
+def _all_ready(s, ex, sent, feed) -> dict[str, str]:
+    """READY from every node of the run, each from a participant of its own; spin until START (or 5 s).  Returns
+    node -> the participant (hex) it announced READY from."""
+    participants = {}
+    for i, node in enumerate(sorted(set(s.run_nodes) - {"supervisor"})):
+        participants[node] = bytes([i + 1] * 12).hex()
+        feed(_ready(node), _info(bytes([i + 1] * 12)))
+    _spin(ex, 5.0, lambda: any(e.type == Event.START for e in sent))
+    return participants
+
+
 def test_without_an_impostor_start_carries_the_participants_of_every_ready():
     domain = _Domain()
     try:
         s, sup, ex, sent, feed = _supervisor(domain)
-        expected = {}
-        for i, node in enumerate(sorted(set(s.run_nodes) - {"supervisor"})):
-            expected[node] = bytes([i + 1] * 12).hex()
-            feed(_ready(node), _info(bytes([i + 1] * 12)))
-        _spin(ex, 5.0, lambda: any(e.type == Event.START for e in sent))
+        expected = _all_ready(s, ex, sent, feed)
         start = next(e for e in sent if e.type == Event.START)
         assert start_participants(start.reason) == expected
         assert json.loads(start.reason) == {"participants": expected}
@@ -152,9 +159,7 @@ def test_a_ready_from_another_participant_after_start_is_rejected_and_reported_o
     domain = _Domain()
     try:
         s, sup, ex, sent, feed = _supervisor(domain)
-        for i, node in enumerate(sorted(set(s.run_nodes) - {"supervisor"})):
-            feed(_ready(node), _info(bytes([i + 1] * 12)))
-        _spin(ex, 5.0, lambda: any(e.type == Event.START for e in sent))
+        _all_ready(s, ex, sent, feed)
         assert any(e.type == Event.START for e in sent)
         other = bytes([99] * 12)
         feed(_ready("sim_plant"), _info(other))
