@@ -85,6 +85,10 @@ class RealtimeParams:
     local_bus: bool = param(True, "", doc="composed runs: hand the loop messages between the nodes in the "
                             "process directly (DDS only for a recorder of its own process and outside observers); false: every hop "
                             "over DDS")
+    dds_teardown: str = param("exit", "", doc="how a node process ends after its files are written: exit = "
+                              "without deleting its DDS entities (no peer processes their removal, where Fast DDS "
+                              "can deadlock; observers see the nodes until their lease ends); destroy = every "
+                              "entity deleted, then rclpy shut down", choices=("exit", "destroy"))
     lifecycle_autostart: bool = param(True, "", doc="managed nodes (the plant, drivers) configure and activate "
                                       "themselves; false: wait for a lifecycle manager")
 

@@ -323,7 +323,8 @@ class LoopGuard:
         self.validator = MessageValidator(self._width, {"step": last_step, "trial": s.loop.trials - 1}, node.timing,
                                           self._abort)
         self.publishers = PublisherCheck(node.get_namespace(), expected, self._lookup, self._report, node.timing,
-                                         anonymous=not SAMPLE_PUBLISHER)
+                                         anonymous=not SAMPLE_PUBLISHER,
+                                         pre_start=tuple(t.name for t in TOPICS if t.kind == "event"))
         #: the run's mark (module doc); the control topics' readers admit only it
         self.mark = run_mark(s)
         self._control = {t.name for t in TOPICS if t.kind == "control"}

@@ -596,5 +596,5 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
         code = 1
         abort_on_crash(nodes, prog, exc)
     finally:   # bounded by a watchdog that needs no GIL: rths_ros.runtime.teardown
-        code = teardown(prog, nodes, executor, scenario.faults, code)
+        code = teardown(prog, nodes, executor, scenario.faults, code, scenario.realtime.dds_teardown)
     return code

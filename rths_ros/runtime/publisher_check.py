@@ -16,6 +16,8 @@ RECHECK_S = 0.05
 RECHECK_GIVE_UP_S = 2.0
 #: what rclpy reports for an endpoint whose node's name has not arrived yet
 UNKNOWN_NAME = "_NODE_NAME_UNKNOWN_"
+#: samples of a producer's publisher held until START (module doc of rths_ros.runtime.guard); more are dropped
+HELD_MAX = 10000
 
 
 def _sample_publisher() -> bool:
@@ -58,8 +60,14 @@ class PublisherCheck:
     ``report(topic, publisher, gid)`` is called once per foreign publisher; ``timing.foreign_messages`` counts."""
 
     def __init__(self, namespace: str, expected: dict[str, tuple[str, ...]], lookup: Callable, report: Callable,
-                 timing, anonymous: bool = False):
+                 timing, anonymous: bool = False, pre_start: tuple[str, ...] = ()):
         self.namespace = namespace
+        #: topics whose samples are taken before START too (the ILC feedforward, sent before the run); any other
+        #: topic's samples that come with their publisher are held until START binds each producer to the
+        #: participant of its READY, then taken or dropped as an impostor's
+        self.pre_start = frozenset(pre_start)
+        self.held: list[tuple[str, object, bytes, Callable]] = []
+        self.held_dropped = 0
         #: samples come without their publisher (module doc): a topic's samples are taken while the graph shows no
         #: foreign publisher of it, and every foreign publisher is fatal (the caller's ``report`` decides)
         self.anonymous = anonymous
@@ -103,7 +111,7 @@ class PublisherCheck:
             gid = info.get("publisher_gid") if info else None
             data = gid["data"] if gid else None
             if data in allowed:
-                callback(msg)
+                self._take(topic, msg, data, callback)
             elif data is None and info is not None and "publisher_gid" not in info:
                 self.anonymous = True       # the client library gives no publisher (the module doc)
                 reader = readers.get(topic)
@@ -134,7 +142,7 @@ class PublisherCheck:
             if _gid16(data) in allowed:
                 self.pending.pop(data, None)
                 allowed.add(data)
-                callback(msg)
+                self._take(topic, msg, data, callback)
                 return
             who = self._graph.get(_gid16(data))
             if who is None and now - first < RECHECK_GIVE_UP_S:     # its node is not in the graph yet
@@ -155,6 +163,25 @@ class PublisherCheck:
                 return          # reported already (found in the graph by the sweep)
             listed.add(_gid16(data))
         self._list(topic, who, None if data is None else _gid16(data))
+
+    def _take(self, topic: str, msg, data, callback) -> None:
+        """Hand a producer's sample to ``callback``; before START (not a ``pre_start`` topic) hold it instead."""
+        if self.frozen or topic in self.pre_start or data is None:
+            callback(msg)
+        elif len(self.held) < HELD_MAX:
+            self.held.append((topic, msg, data, callback))
+        else:
+            self.held_dropped += 1
+
+    def _release_held(self) -> None:
+        """At START: the held samples of a publisher still allowed (bound to its producer's participant) go to
+        their callbacks in the order they came; an impostor's are dropped, counted and reported."""
+        held, self.held = self.held, []
+        for topic, msg, data, callback in held:
+            if data in self.allowed.get(topic, ()):
+                callback(msg)
+            else:
+                self._unknown(topic, msg, data, callback)
 
     def bind(self, topic: str, subscription) -> None:
         """The subscription of ``topic`` (its matched-writer count serves the check without sample publishers)."""
@@ -260,6 +287,8 @@ class PublisherCheck:
                         self.allowed[topic].discard(gid)
                         self.impostors[gid] = name
                 self.refresh(topic)
+        if freeze:
+            self._release_held()
 
     def who(self, gid: bytes) -> str:
         """The node a gid belongs to in the ROS graph."""
@@ -280,9 +309,11 @@ class PublisherCheck:
 
     def summary(self) -> dict:
         return {"foreign": {t: c[0] for t, c in self.counts.items() if c[0]},
+                "held_before_start_dropped": self.held_dropped,
                 "foreign_publishers": list(self.publishers),
                 "producers": {t: {n: sorted(g.hex() for g in gids) for n, gids in o.items()}
                               for t, o in self.owners.items()}}
 
 
-__all__ = ["PublisherCheck", "SAMPLE_PUBLISHER", "PARTICIPANT_BYTES", "sample_participant", "RECHECK_S", "RECHECK_GIVE_UP_S", "UNKNOWN_NAME"]
+__all__ = ["PublisherCheck", "SAMPLE_PUBLISHER", "PARTICIPANT_BYTES", "sample_participant", "RECHECK_S", "RECHECK_GIVE_UP_S", "UNKNOWN_NAME",
+           "HELD_MAX"]

@@ -11,6 +11,12 @@ owns (the owner took the lock first, so a segment being created is never taken f
 (``fastdds_port<N>``) are shared by the readers of a port; Fast DDS reclaims a dead one itself when a later
 participant opens that port, so they are left alone.  Fast DDS 2 (ROS 2 Jazzy) names the same files
 ``fastrtps_<16 hex>`` and ``fastrtps_<16 hex>_el`` and locks them the same way.
+
+:func:`release_own_files` is for a process that ends without deleting its participant on purpose (a node's exit
+without DDS teardown, :mod:`rths_ros.runtime.teardown`): right before it ends, it deletes the files whose lock it
+holds itself (its participant's segment and the two ports it listens on, ``fastdds_port<N>`` with ``_el`` and
+``sem.fastdds_port<N>_mutex``), found by its own process id in ``/proc/locks``.  A file another process also
+holds a lock on is left alone.
 """
 from __future__ import annotations
 
@@ -20,6 +26,56 @@ import re
 
 SHM_DIR = "/dev/shm"
 _SEGMENT = re.compile(r"^fast(dds|rtps)_[0-9a-f]{16}$")
+_OWNED_LOCK = re.compile(r"^fast(dds|rtps)_(port\d{1,5}|[0-9a-f]{16})_el$")
+
+
+def lock_holders(locks_text: str) -> dict[int, set[int]]:
+    """Inode -> process ids holding a flock on it, from the text of ``/proc/locks``
+    (``1: FLOCK  ADVISORY  WRITE 4242 00:1a:1234 0 EOF``; blocked waiters, ``->``, are not holders)."""
+    holders: dict[int, set[int]] = {}
+    for line in locks_text.splitlines():
+        f = line.split()
+        if len(f) < 6 or f[1] != "FLOCK" or not f[4].lstrip("-").isdigit():
+            continue
+        try:
+            inode = int(f[5].rsplit(":", 1)[1])
+        except (IndexError, ValueError):
+            continue
+        holders.setdefault(inode, set()).add(int(f[4]))
+    return holders
+
+
+def release_own_files(pid: int | None = None, shm_dir: str = SHM_DIR, locks_path: str = "/proc/locks") -> list[str]:
+    """Delete the shared-memory files of the participant of process ``pid`` (default: this one): every
+    ``fastdds_<16 hex>`` segment and ``fastdds_port<N>`` port whose ``_el`` lock only ``pid`` holds, with the
+    lock file and a port's semaphore.  Returns the names of the segments and ports removed."""
+    pid = os.getpid() if pid is None else pid
+    try:
+        with open(locks_path) as fh:
+            holders = lock_holders(fh.read())
+        names = os.listdir(shm_dir)
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        if not _OWNED_LOCK.match(name):
+            continue
+        lock = os.path.join(shm_dir, name)
+        try:
+            inode = os.stat(lock).st_ino
+        except OSError:
+            continue
+        if holders.get(inode) != {pid}:
+            continue
+        base = name[:-3]
+        files = [base, name] + ([f"sem.{base}_mutex"] if "_port" in base else [])
+        for f in files:
+            try:
+                os.unlink(os.path.join(shm_dir, f))
+            except FileNotFoundError:
+                pass
+        removed.append(base)
+    return sorted(removed)
 
 
 def remove_dead_segments(shm_dir: str = SHM_DIR) -> list[str]:
@@ -53,4 +109,4 @@ def remove_dead_segments(shm_dir: str = SHM_DIR) -> list[str]:
     return removed
 
 
-__all__ = ["remove_dead_segments", "SHM_DIR"]
+__all__ = ["remove_dead_segments", "release_own_files", "lock_holders", "SHM_DIR"]

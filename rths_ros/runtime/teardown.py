@@ -20,6 +20,20 @@ Two native timers need no GIL:
   after node_main returns (they are never cancelled: node_main is a process entry point).  Where
   ``timer_create`` is missing, faulthandler itself exits 1 at the bound.
 
+How the DDS entities end (``realtime.dds_teardown``):
+
+* ``exit`` (the default): once the node's files are written, each reliable publisher may take up to
+  SETTLE_S in all to have its last samples acknowledged, the process deletes its own shared-memory files
+  (:func:`rths_ros.runtime.shm.release_own_files`) and ends with ``os._exit``, without deleting a single DDS
+  entity.  The peers of the run then never process the removal of a writer or reader: that processing is where
+  Fast DDS 3.2 deadlocks (a receive thread holds the discovery mutex in ``PDP::removeWriterProxyData`` and waits
+  for the timer thread, which waits for that mutex in the participant-announcement timer; docs/reliability.md).
+  The price: a long-lived observer in the same domain (``ros2 node list`` through the daemon, a viewer) shows the
+  run's nodes until their lease ends (Fast DDS's 20 s); a later run never sees them (a participant that is gone
+  announces nothing).
+* ``destroy``: every entity is deleted in a fixed order (:func:`release_dds`), then rclpy shuts down: observers
+  see the nodes leave at once; the rare Fast DDS deadlock above is then bounded by the watchdog.
+
 ``faults.teardown_hang_s`` (with ``faults.teardown_hang_node``) injects such a hang: the node blocks in one C call
 that keeps the GIL (ctypes.PyDLL) between finalize and the executor shutdown, where the DDS hangs were seen.
 """
@@ -43,6 +57,11 @@ TIMEOUT_HEADER = "Timeout ("
 TEARDOWN_SLOW_S = 2.0
 #: the process exits this long after faulthandler's dump [s]
 EXIT_GRACE_S = 0.5
+#: bound on waiting for the acknowledgement of every reliable publisher's last samples before an exit without
+#: DDS teardown [s]
+SETTLE_S = 1.0
+#: the stderr line of a node that ends without DDS teardown
+EXIT_MARK = "ends without DDS teardown"
 #: the stderr line printed when finalize returned: a hang after it exits with the code it names
 FILES_WRITTEN_MARK = "files written (result code "
 
@@ -227,9 +246,50 @@ def release_dds(nodes: list, executor) -> None:
             pass
 
 
-def teardown(prog: str, nodes: list, executor, faults, code: int) -> int:
-    """Finalize every node, shut the executor, the nodes and rclpy down, under the watchdog; returns the code
-    (1 if a finalize failed and the code was 0)."""
+def settle_publishers(nodes: list, bound_s: float = SETTLE_S) -> list[str]:
+    """Wait (``bound_s`` in all) until every reliable reader has acknowledged each publisher's samples; returns
+    the topics whose samples were not all acknowledged in time."""
+    from rclpy.duration import Duration
+    from rclpy.qos import ReliabilityPolicy
+    late = []
+    deadline = time.monotonic() + bound_s
+    for n in nodes:
+        for pub in list(getattr(n, "publishers", ())):
+            try:
+                if pub.qos_profile.reliability != ReliabilityPolicy.RELIABLE:
+                    continue
+                left = max(deadline - time.monotonic(), 0.0)
+                if not pub.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9))):
+                    late.append(pub.topic_name)
+            except Exception:
+                continue
+    return late
+
+
+def exit_without_dds_teardown(names: str, nodes: list, code: int) -> None:
+    """End the process now with ``code``, its DDS entities left undeleted (module doc, ``exit``): the last samples
+    acknowledged (bounded), the process's own shared-memory files deleted, output flushed."""
+    import os
+
+    from rths_ros.runtime.shm import release_own_files
+    late = settle_publishers(nodes)
+    removed = release_own_files()
+    msg = f"{names}: {EXIT_MARK} (result code {code}; its own shared-memory segment and ports removed: {len(removed)}"
+    if late:
+        msg += f"; not acknowledged within {SETTLE_S:g} s: {', '.join(sorted(set(late)))}"
+    print(msg + ")", file=sys.stderr)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(int(code) & 0xFF)
+
+
+def teardown(prog: str, nodes: list, executor, faults, code: int, dds_teardown: str = "exit") -> int:
+    """Finalize every node, then end the DDS side (``dds_teardown``: ``exit`` ends the process here without
+    deleting an entity, ``destroy`` shuts the executor, the nodes and rclpy down), under the watchdog; returns
+    the code (1 if a finalize failed and the code was 0) when the process goes on."""
     t0 = time.monotonic()
     roles = [n.role for n in nodes]
     names = ", ".join(roles) or prog
@@ -251,6 +311,8 @@ def teardown(prog: str, nodes: list, executor, faults, code: int) -> int:
         print(f"{prog}: faults.teardown_hang_s: blocking {faults.teardown_hang_s:g} s in C, holding the GIL",
               file=sys.stderr, flush=True)
         hang_in_c(faults.teardown_hang_s)
+    if dds_teardown == "exit" and nodes:
+        exit_without_dds_teardown(names, nodes, code)
     release_dds(nodes, executor)
     if rclpy.ok():
         rclpy.shutdown()

@@ -270,7 +270,11 @@ def test_only_the_runs_producer_is_taken_in_both_calling_conventions():
     cb(("own-2", _info(_gid(1))))               # rclpy 9's EventsExecutor: one (msg, info) tuple
     for i in range(5):
         cb(f"foreign-{i}", _info(_gid(2)))
+    assert taken == []                          # before START the producer's samples wait for START
+    check.snapshot(freeze=True)
     assert taken == ["own-1", "own-2"]
+    cb("own-3", _info(_gid(1)))
+    assert taken == ["own-1", "own-2", "own-3"]
     assert timing.foreign_messages == 5
     assert reports == [("/rths/leg_command", "/intruder", _gid(2).hex())]      # reported once per publisher
     s = check.summary()
@@ -657,3 +661,48 @@ def test_without_a_publisher_in_the_message_info_a_second_writers_numbering_clos
     cb("intruder-1", _anonymous_info(1))          # the reader still counts one writer
     cb("own-103", _anonymous_info(103))
     assert taken == ["own-101", "own-102"] and timing.foreign_messages == 2
+
+
+def test_before_start_an_impostors_samples_are_held_and_dropped_at_start():
+    """The window before START: a reader that knows only the impostor under the producer's name (the real
+    publisher not discovered yet, or only after START) holds its samples; START binds the producer to its READY's participant: the
+    impostor's held samples are dropped, counted and reported, and the real producer's are taken."""
+    g = Graph()
+    real, fake = bytes(12) + bytes([0, 0, 1, 3]), bytes([9] * 12) + bytes([0, 0, 1, 3])
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", fake)]
+    check, cb, timing, reports, taken = _check(g)
+    check.snapshot()                                  # READY: the impostor alone is known under the name
+    cb("fake-1", _info(fake))
+    cb("fake-2", _info(fake))
+    assert taken == [] and timing.foreign_messages == 0 and reports == []
+    check.snapshot(freeze=True, participants={"stewart_platform": bytes(12).hex()})
+    assert taken == [] and timing.foreign_messages == 2
+    g.publishers["/rths/leg_command"].append(("stewart_platform", "/", real))   # discovered after START
+    assert [r[1] for r in reports] == ["/stewart_platform, an impostor (the name of the run's stewart_platform, "
+                                       "but not the participant that announced stewart_platform's READY)"]
+    cb("real-1", _info(real))
+    cb("fake-3", _info(fake))
+    cb("real-2", _info(real))
+    assert taken == ["real-1", "real-2"] and timing.foreign_messages == 3 and len(reports) == 1
+
+
+def test_before_start_the_feedforward_is_taken_and_a_flood_is_bounded():
+    from rths_ros.runtime.publisher_check import HELD_MAX
+    g = Graph()
+    g.publishers["/rths/ilc_feedforward"] = [("ilc_learner", "/", _gid(1))]
+    timing, taken = TimingStats(), []
+    check = PublisherCheck("/", {"/rths/ilc_feedforward": ("ilc_learner",)}, g.lookup, lambda *a: None, timing,
+                           pre_start=("/rths/ilc_feedforward",))
+    cb = check.wrap("/rths/ilc_feedforward", taken.append)
+    check.snapshot()
+    cb("u_ff", _info(_gid(1)))
+    assert taken == ["u_ff"]                            # sent before the run: taken at once
+    g2 = Graph()
+    g2.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1))]
+    check2, cb2, timing2, _, taken2 = _check(g2)
+    check2.snapshot()
+    for i in range(HELD_MAX + 5):
+        cb2(i, _info(_gid(1)))
+    assert taken2 == [] and check2.summary()["held_before_start_dropped"] == 5
+    check2.snapshot(freeze=True)
+    assert taken2 == list(range(HELD_MAX))
