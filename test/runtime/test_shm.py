@@ -39,6 +39,7 @@ def test_a_process_removes_the_files_only_it_holds_a_lock_on(tmp_path):
     holds a lock on, a file it does not lock and files of other names stay."""
     import fcntl
     import os
+
     from rths_ros.runtime.shm import release_own_files
     own_seg, own_port, shared, foreign = ("fastdds_0011223344556677", "fastdds_port7411", "fastdds_port7413",
                                           "fastdds_8899aabbccddeeff")
