@@ -14,9 +14,9 @@ What every node gets from :class:`RthsNode`:
   readers' acknowledgements; a JSON summary in OUT/timing/<node>.json at the end, with the start-up marks;
 * the run's names relative to the node's namespace (:mod:`~rths_ros.runtime.names`); an orderly stop on
   SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`); ``RTHS_PROFILE_DIR`` (:mod:`~rths_ros.runtime.profiling`);
-* a bounded exit: a teardown that has not finished :data:`~rths_ros.runtime.teardown.TEARDOWN_S` = 10 s
-  after it began writes every thread's stack to the log and exits: 1 before its files are written, its result
-  code after (:mod:`rths_ros.runtime.teardown`).
+* the loop topics in the run's DDS partition (``safety.partition``, :mod:`~rths_ros.runtime.dds_partition`);
+* a bounded exit (:mod:`~rths_ros.runtime.teardown`): once its files are written the process ends without deleting
+  its DDS entities (``realtime.dds_teardown``); a hung teardown dumps every thread's stack and exits at 10 s.
 """
 from __future__ import annotations
 
@@ -42,6 +42,7 @@ from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError
 from rths_ros.runtime import fault_injection, guard, hop_log, startup
 from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, node_of
+from rths_ros.runtime.dds_partition import apply_partition
 from rths_ros.runtime.executors import make_executor
 from rths_ros.runtime.names import RunNames
 from rths_ros.runtime.orderly_stop import OrderlyStop
@@ -538,11 +539,8 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     startup.mark("imports_done")
     prog = prog or (node_classes[0].role if len(node_classes) == 1 else "rths_composed")
     argv = list(sys.argv[1:] if argv is None else argv)
-    if "--ros-args" in argv:  # arguments ros2 launch appends: hand them to rclpy
-        i = argv.index("--ros-args")
-        argv, ros_args = argv[:i], argv[i:]
-    else:
-        ros_args = []
+    i = argv.index("--ros-args") if "--ros-args" in argv else len(argv)   # what ros2 launch appends: for rclpy
+    argv, ros_args = argv[:i], argv[i:]
     args = node_arg_parser(prog).parse_args(argv)
     try:
         scenario = load_scenario_from_args(args)
@@ -554,6 +552,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     applied, warning = apply_realtime(rt.priority if scenario.loop.mode == "realtime" else 0,
                                       tuple(rt.cpu_affinity), rt.mlockall, False)
     enter_netns_from_env()      # a run split over two hosts: this node's host, before its DDS participant
+    apply_partition(scenario.safety.partition, ros_args, out, prog)     # and the loop topics' DDS partition
     rclpy.init(args=["--ros-args", *ros_args[1:]] if ros_args else None,
                signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     stop = OrderlyStop()

@@ -22,8 +22,8 @@ Two native timers need no GIL:
 
 How the DDS entities end (``realtime.dds_teardown``):
 
-* ``exit`` (the default): once the node's files are written, each reliable publisher may take up to
-  SETTLE_S in all to have its last samples acknowledged, the process deletes its own shared-memory files
+* ``exit`` (the default): once the node's files are written, the reliable publishers may take up to
+  SETTLE_S (0.25 s) in all to have their last samples acknowledged, the process deletes its own shared-memory files
   (:func:`rths_ros.runtime.shm.release_own_files`) and ends with ``os._exit``, without deleting a single DDS
   entity.  The peers of the run then never process the removal of a writer or reader: that processing is where
   Fast DDS 3.2 deadlocks (a receive thread holds the discovery mutex in ``PDP::removeWriterProxyData`` and waits
@@ -58,8 +58,9 @@ TEARDOWN_SLOW_S = 2.0
 #: the process exits this long after faulthandler's dump [s]
 EXIT_GRACE_S = 0.5
 #: bound on waiting for the acknowledgement of every reliable publisher's last samples before an exit without
-#: DDS teardown [s]
-SETTLE_S = 1.0
+#: DDS teardown [s]: a living reader acknowledges within a heartbeat period (20 ms, config/fastdds.xml); a reader
+#: whose process ended first (without DDS teardown too) never does, and its writer would wait the whole bound
+SETTLE_S = 0.25
 #: the stderr line of a node that ends without DDS teardown
 EXIT_MARK = "ends without DDS teardown"
 #: the stderr line printed when finalize returned: a hang after it exits with the code it names
@@ -276,7 +277,8 @@ def exit_without_dds_teardown(names: str, nodes: list, code: int) -> None:
     removed = release_own_files()
     msg = f"{names}: {EXIT_MARK} (result code {code}; its own shared-memory segment and ports removed: {len(removed)}"
     if late:
-        msg += f"; not acknowledged within {SETTLE_S:g} s: {', '.join(sorted(set(late)))}"
+        msg += (f"; not acknowledged within {SETTLE_S:g} s by every reader, some of which may have ended first: "
+                f"{', '.join(sorted(set(late)))}")
     print(msg + ")", file=sys.stderr)
     for stream in (sys.stdout, sys.stderr):
         try:

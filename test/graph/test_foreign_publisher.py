@@ -313,6 +313,45 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
 
 
+def test_a_run_in_its_own_dds_partition_never_receives_a_foreign_flood(tmp_path):
+    """safety.partition: the run's loop topics in a DDS partition of their own.  The intruder floods every loop
+    topic (a bystander reader in its own partition, the default one, makes it publish), yet no reader of the run is
+    ever matched with it: not one foreign sample reaches a node (none counted), the publisher check still reports
+    the intruder on every topic each node reads (from the ROS graph), and the run equals the virtual run.  Each
+    node process wrote the profile file it ran with."""
+    ov = ["loop.duration_s=6.0", "safety.partition=rths_test"]
+    s = scn.load("contact_1d", ov)
+    lease = DomainLease()
+    intruder = Intruder(lease.domain_id, s)
+    bystanders = [intruder.node.create_subscription(TYPES[t], t, lambda m: None, 10) for t in intruder.pubs]
+    try:
+        r = run_scenario(s, tmp_path / "run", progress=False, lease=lease)
+        matched = {t: p.get_subscription_count() for t, p in intruder.pubs.items()}
+    finally:
+        intruder.close()
+    out = tmp_path / "run"
+    assert len(bystanders) == len(LOOP_TOPICS) and intruder.sent > 1000
+    assert set(matched.values()) == {1}, matched          # its own bystander only: no reader of the run
+    for node in list(READS) + ["recorder"]:
+        text = (out / "dds" / f"{node}.xml").read_text()
+        assert text.count("<value>rths_test</value>") == 2 * len([t for t in TOPICS if t.producers]), node
+    if not SAMPLE_PUBLISHER:
+        # Jazzy: a foreign publisher in the graph is fatal (its samples could not be told from the run's), even
+        # though none could reach the run here
+        assert r.code != 0 and "/intruder" in json.loads((out / "events.json").read_text())["first_fault"]["reason"]
+        return
+    assert r.code == 0, r.message
+    readers = dict(READS, recorder=RECORDED)
+    for node, topics in readers.items():
+        t = _timing(out, node)
+        assert t["invalid_messages"] == 0 and t["abort_reason"] == "", (node, t["abort_reason"])
+        assert t["foreign_messages"] == 0 and not t["guard"]["foreign"], (node, t["guard"]["foreign"])
+        pubs = t["guard"]["foreign_publishers"]
+        assert {p["publisher"] for p in pubs} == {"/intruder"}, (node, pubs)
+        assert {p["topic"] for p in pubs} == set(topics), (node, pubs)
+    assert_graph_matches_virtual(out / "bag", "contact_1d", overrides=ov)
+
+
 def _run_with_an_impostor(tmp_path, overrides: list[str], composed: bool):
     """contact_1d with a node named stewart_platform publishing leg commands, discovered before the run starts:
     (scenario, run directory, run result, the impostor)."""

@@ -22,6 +22,7 @@ docs/safety.md lists every limit, what triggers an abort and the measured reacti
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -102,6 +103,17 @@ class SafetyParams:
                               "run's mark (header.frame_id), with a DDS content filter: a foreign flood never reaches "
                               "the nodes' Python, at a cost of about 60 us of CPU per message and reader on a 2-core "
                               "machine (docs/safety.md)")
+    partition: str = param("", "", doc="DDS partition of the run's loop topics (letters, digits, '_', '-', '.'; "
+                           "empty = the default partition, which every node of the ROS domain writes in): a foreign "
+                           "node's samples of a loop topic are never matched with the run's readers and cost the "
+                           "loop nothing; an outside tool reads the loop through the profile file OUT/dds/<process>.xml "
+                           "(docs/safety.md)")
+
+    def validate(self) -> None:
+        if self.partition and not re.fullmatch(r"[A-Za-z0-9_.\-]{1,64}", self.partition):
+            raise ParameterError(f"partition: {self.partition!r} is not a partition name; expected 1 to 64 "
+                                 "letters, digits, '_', '-' or '.' (no DDS wildcard), or empty for the default "
+                                 "partition")
 
 
 def non_finite(what: str, values, step: int) -> str | None:
