@@ -18,6 +18,7 @@ from rths_ros.app import scenario as scn
 from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.params import ParameterError
 from rths_ros.resources import config_dir
+from rths_ros.runtime.fastdds import FASTDDS_PROFILES, fastdds_generation
 
 #: Hardware driver nodes replacing the simulated plant when plant = hardware.
 HARDWARE_NODES: dict[str, tuple[str, ...]] = {"sim_plant": ("hardware_plant",)}
@@ -360,31 +361,6 @@ class RunPolicy:
         failed = [n for n, c in codes.items() if c not in (None, 0)]
         crashed = [n for n in failed if codes[n] != 3]
         return (crashed or failed or [None])[0]
-
-
-#: the variable that names Fast DDS's default profile file and the project's file, per Fast DDS generation: Fast
-#: DDS 3 (Kilted) reads FASTDDS_DEFAULT_PROFILES_FILE and names a writer's heartbeat ``heartbeat_period``; Fast DDS 2
-#: (Jazzy) reads only FASTRTPS_DEFAULT_PROFILES_FILE, calls it ``heartbeatPeriod`` and rejects the whole file at an
-#: element it does not know (writers then keep the default heartbeat of 3 s, and every lockstep acknowledgement
-#: wait, config/qos.yaml ``ack_every_steps``, took 2.7 s)
-FASTDDS_PROFILES = {3: ("FASTDDS_DEFAULT_PROFILES_FILE", "fastdds.xml"),
-                    2: ("FASTRTPS_DEFAULT_PROFILES_FILE", "fastdds-2.xml")}
-
-
-def fastdds_generation(env: dict | None = None, prefixes: list[str] | None = None) -> int:
-    """3 or 2: the Fast DDS installed with the middleware, told by its CMake package in the first prefix that has one
-    (``share/fastdds`` of Fast DDS 3, ``share/fastrtps`` of Fast DDS 2; ``prefixes``, by default the venv's prefix,
-    then AMENT_PREFIX_PATH); 3 when none is found."""
-    env = os.environ if env is None else env
-    if prefixes is None:
-        prefixes = [sys.prefix] + [p for p in env.get("AMENT_PREFIX_PATH", "").split(os.pathsep) if p]
-    for prefix in prefixes:
-        share = Path(prefix) / "share"
-        if (share / "fastdds").is_dir():
-            return 3
-        if (share / "fastrtps").is_dir():
-            return 2
-    return 3
 
 
 def node_env_overrides(env: dict | None = None) -> dict[str, str]:

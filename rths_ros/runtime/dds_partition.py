@@ -103,7 +103,8 @@ def apply_partition(partition: str, ros_args: list[str], out: Path | None, proce
     empty."""
     if not partition:
         return None
-    from rths_ros.launch_support import FASTDDS_PROFILES, config_dir, fastdds_generation
+    from rths_ros.resources import config_dir
+    from rths_ros.runtime.fastdds import FASTDDS_PROFILES, fastdds_generation
     env = os.environ if env is None else env
     var, default_name = FASTDDS_PROFILES[fastdds_generation(env)]
     base = env.get(var) or str(config_dir() / default_name)

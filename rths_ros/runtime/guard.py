@@ -62,7 +62,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 
+from rclpy.logging import LoggingSeverity
+
 from rths_ros.msg import TestEvent
+from rths_ros.runtime import loop_log
 from rths_ros.runtime.publisher_check import (  # noqa: F401  (the check's names, also from here)
     _MSG_AND_INFO,
     RECHECK_GIVE_UP_S,
@@ -421,7 +424,7 @@ class LoopGuard:
         reason = (f"{node.role}: rejected {topic} from {publisher} (gid {gid}): not the run's producer "
                   f"({producers}); its samples are dropped (without the run's mark by the content filter, else by "
                   "the publisher check, counted), the run goes on")
-        node.get_logger().warning(reason)
+        loop_log.log(node, LoggingSeverity.WARN, reason)      # no caller lookup in the loop (loop_log)
         self.reports += 1
         if self.reports > MAX_REPORTS:
             return
@@ -448,4 +451,5 @@ class LoopGuard:
         out = self.publishers.summary()
         out["stale"] = {t: c[0] for t, c in self.validator.stale.items() if c[0]}
         out["invalid"] = dict(self.validator.invalid)
+        out["qos_incompatible"] = dict(getattr(self.node, "qos_incompatible", {}))
         return {"guard": out}

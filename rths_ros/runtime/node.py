@@ -44,6 +44,7 @@ from rths_ros.runtime import fault_injection, guard, hop_log, startup
 from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, node_of
 from rths_ros.runtime.dds_partition import apply_partition
 from rths_ros.runtime.executors import make_executor
+from rths_ros.runtime.loop_log import QuietQosEvents
 from rths_ros.runtime.names import RunNames
 from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.profiling import profiled
@@ -76,7 +77,7 @@ def set_stamp(stamp, ns: int) -> None:
     stamp.sec, stamp.nanosec = divmod(int(ns), 1_000_000_000)
 
 
-class RthsNode(TunableParameters, RunNames, Node):
+class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
     """Base node: scenario, QoS, handshake, flow control, timing, events."""
 
     role = "node"
