@@ -33,6 +33,10 @@ except (ImportError, AttributeError):   # pragma: no cover - another rclpy: its 
     _direct = None
 
 
+_METHODS = {LoggingSeverity.DEBUG: "debug", LoggingSeverity.INFO: "info", LoggingSeverity.WARN: "warning",
+            LoggingSeverity.ERROR: "error", LoggingSeverity.FATAL: "fatal"}
+
+
 def warm_up() -> None:
     """Map every loaded module to its file now (what rclpy's first log call would do)."""
     inspect.getmodule(sys._getframe())
@@ -42,10 +46,11 @@ def log(node, severity: LoggingSeverity, message: str) -> None:
     """Log ``message`` under the node's logger (console, log file and /rosout as rclpy would), without the caller
     lookup."""
     logger = node.get_logger()
-    if _direct is None:
-        logger.log(message, severity)
+    enabled = getattr(logger, "is_enabled_for", None)
+    if _direct is None or enabled is None:     # another logger (a test's, Python's logging): its own call
+        getattr(logger, _METHODS.get(LoggingSeverity(severity), "warning"))(message)
         return
-    if logger.is_enabled_for(severity):
+    if enabled(severity):
         _direct(severity, logger.name, message, "log", __file__, 0)
 
 
@@ -68,8 +73,8 @@ class QuietQosEvents:
 
     def _incompatible(self, topic: str, side: str):
         def cb(event) -> None:
-            n = self.qos_incompatible.get(topic, 0)
-            self.qos_incompatible[topic] = n + 1
+            n = self.qos_incompatible.get(topic, 0)      # one event may stand for several (total_count_change)
+            self.qos_incompatible[topic] = n + max(1, int(getattr(event, "total_count_change", 1) or 1))
             if n == 0:
                 other = "publisher" if side == "reader" else "subscription"
                 log(self, LoggingSeverity.WARN,
