@@ -79,8 +79,9 @@ def rig_runs(tmp_path_factory):
     return base, runs
 
 
-def test_compare_twin_passes_on_the_emulated_ros2_control_rig_and_fails_on_a_mis_set_one(rig_runs, rths_cli):
-    base, runs = rig_runs
+def test_compare_twin_passes_on_the_emulated_ros2_control_rig_and_fails_on_a_mis_set_one(rig_runs, rths_cli, tmp_path):
+    _, runs = rig_runs
+    base = tmp_path            # the comparisons' own folders: a rerun starts from none (the rig runs are shared)
     # 1. the plain twin: the rig's topic latency shows as extra equivalent delay, and the hint says how much
     first = base / "cmp_plain"
     p = rths_cli("compare-twin", str(runs["nominal"]), "--out", str(first), timeout=300)
