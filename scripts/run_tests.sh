@@ -159,6 +159,6 @@ t0, t1, rc, commit, args, tier, limit, *walls = sys.argv[1:]
 json.dump({"wall_s": round(float(t1) - float(t0), 3), "exit_code": int(rc), "tier": tier,
            "phases": {w.rsplit("=", 1)[0]: float(w.rsplit("=", 1)[1]) for w in walls},
            "date": time.strftime("%Y-%m-%d %H:%M:%S %z"), "commit": commit, "pytest_args": args.strip(),
-           "timeout_s": int(limit)}, open(os.environ.get("TEST_RECORD", "build/test_wall.json"), "w"), indent=1)
+           "timeout_s": int(limit), "distro": os.environ.get("RTHS_ROS_DISTRO", "kilted")}, open(os.environ.get("TEST_RECORD", "build/test_wall.json"), "w"), indent=1)
 EOF
 exit $rc

@@ -24,7 +24,7 @@ from rths_ros.cli import main
 ROW_IDS = ["run.startup", "run.loop", "run.shutdown", "run.analysis", "run.whole", "composed", "vrths.contact_1d",
            "vrths.gait_vpp", "vrths.benchmark_building", "face.workers=1", "face.workers=2", "face.local:1",
            "face.local:2", "face.cluster:1", "face.cluster:2", "face.cluster_speedup", "face.cluster_vs_pool",
-           "realtime", "tests.wall", "tests.result", "tests.quick_wall"]
+           "realtime", "realtime.defaults", "tests.wall", "tests.result", "tests.quick_wall"]
 
 
 def check_rows(rows: list[dict]) -> None:
@@ -126,7 +126,7 @@ def test_dt_overrides_name_every_key_that_must_follow_the_step():
         measure.dt_overrides("contact_1d", 1.0)        # outside loop.dt_s's range
 
 
-def test_realtime_and_test_record_rows():
+def test_realtime_and_test_record_rows(tmp_path):
     opts = SummaryOptions(quick=True).resolved()
     scan = {"duration_s": 1.0, "dt_keys": ["loop.dt_s", "passivity.dt_s"], "hops_per_step": 4, "scanned_hz": [1000, 500],
             "best_hz": 500, "rates": [
@@ -137,13 +137,20 @@ def test_realtime_and_test_record_rows():
     r = row_realtime(scan, opts)
     assert r["measured"] == 500.0 and r["met"] is False and "passivity.dt_s" in r["detail"]
     assert "loop.dt_s=0.002" in r["command"]
+    assert "realtime-processes-rt" in r["command"] and "SCHED_FIFO 80" in r["what"]
     r = row_realtime(dict(scan, best_hz=None, rates=[dict(x, passed=False) for x in scan["rates"]]), opts)
     assert r["measured"] == 0.0 and r["met"] is False and r["display"].startswith("none of")
+    d = row_realtime(scan, opts, rid="realtime.defaults")       # the scenario's own settings: shown, no target
+    assert d["measured"] == 500.0 and d["met"] is None and "--configs realtime-processes " in d["command"]
     none = rows_tests(None, None)
     assert all(x["measured"] is None and x["reason"] for x in none)
     rec = {"wall_s": 480.0, "exit_code": 1, "date": "2026-01-01 00:00:00 +0000", "commit": "abc", "pytest_args": ""}
     wall, result = rows_tests(rec, None)
     assert wall["met"] is True and result["met"] is False and "abc" in wall["detail"]
+    rec_file = tmp_path / "test_wall.json"                     # beside it, the second distribution's tiers
+    (tmp_path / "test_jazzy_wall.json").write_text(json.dumps(dict(rec, wall_s=338.0, exit_code=0)))
+    wall, _ = rows_tests(dict(rec, distro="kilted"), rec_file)
+    assert "on ROS 2 kilted" in wall["what"] and "ROS 2 jazzy as well: 338 s, exit 0" in wall["detail"], wall
     wall, result = rows_tests(dict(rec, pytest_args="-k x", exit_code=0), None)
     assert wall["met"] is None and wall["shortened"] and result["met"] is True
     (quick,) = rows_quick_tests(dict(rec, wall_s=95.0), None)
@@ -170,7 +177,8 @@ def test_quick_summary_of_the_in_process_rows(tmp_path):
     assert (tmp_path / "out" / "face" / "workers_1" / "face.json").is_file()
     assert by["tests.wall"]["measured"] == 512.5 and "0123abcd" in by["tests.wall"]["detail"]
     assert by["tests.quick_wall"]["measured"] is None and "test_quick_wall.json" in by["tests.quick_wall"]["reason"]
-    assert by["run.whole"]["reason"] == by["realtime"]["reason"] == "not selected (--only)"
+    assert by["run.whole"]["reason"] == by["realtime"]["reason"] == by["realtime.defaults"]["reason"] \
+        == "not selected (--only)"
     assert any(line.startswith("[1/3] ") for line in logs) and any(line.startswith("[3/3] ") for line in logs)
     md = markdown_summary(s, {"cores": 2}, "QUICK")
     assert "**QUICK**" in md and md.count("\n| ") >= len(ROW_IDS) + 1

@@ -75,11 +75,18 @@ class LoopParams:
 
 @dataclass(frozen=True)
 class RealtimeParams:
-    priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of every node process (0 = normal scheduling)")
+    priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of the processes that step the loop (plant, sensor, "
+                          "numerical, platform, learners; a composed process) in realtime runs (0 = normal "
+                          "scheduling)")
+    observer_priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of the node processes off the loop's path "
+                                   "(recorder, supervisor, live view) in realtime runs (0 = normal scheduling: they "
+                                   "use what the loop leaves)")
     cpu_affinity: tuple[int, ...] = param([], "", 0, 1023, "CPUs the node processes may run on (empty = all)")
     mlockall: bool = param(False, "", doc="lock all pages in memory (no page faults on the fast path)")
     gc_freeze: bool = param(True, "", doc="freeze the objects created during start-up out of the garbage collector")
-    busy_wait_s: float = param(2e-4, "s", 0.0, 1e-3, "busy-wait tail before each realtime deadline")
+    busy_wait_s: float = param(2e-4, "s", 0.0, 1e-3, "busy-wait tail before each realtime deadline (0 with "
+                               "SCHED_FIFO on fewer cores than loop processes: a busy-waiting FIFO process holds a "
+                               "core the others wait for)")
     executor: str = param("events", "", doc="rclpy executor of every node process",
                           choices=("events", "single_threaded"))
     local_bus: bool = param(True, "", doc="composed runs: hand the loop messages between the nodes in the "

@@ -13,8 +13,11 @@ LOOP_CONFIGS = {
     "lockstep-processes": ("lockstep", False, []),
     "lockstep-composed": ("lockstep", True, []),
     "realtime-processes": ("realtime", False, []),
-    # the real-time practice for separate processes: SCHED_FIFO for every node process, pages locked
-    "realtime-processes-rt": ("realtime", False, ["realtime.priority=80", "realtime.mlockall=true"]),
+    # the real-time practice for separate processes: SCHED_FIFO for the processes that step the loop (the recorder
+    # and supervisor at normal scheduling), pages locked, no busy-wait tail (a FIFO process busy-waiting holds one
+    # of the 2 cores that five others wait for)
+    "realtime-processes-rt": ("realtime", False, ["realtime.priority=80", "realtime.mlockall=true",
+                                                  "realtime.busy_wait_s=0"]),
     "realtime-composed": ("realtime", True, []),
     "realtime-composed-rt": ("realtime", True, ["realtime.priority=80", "realtime.mlockall=true"]),
     "realtime-composed-dds": ("realtime", True, ["realtime.local_bus=false"]),

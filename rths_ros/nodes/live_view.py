@@ -184,6 +184,7 @@ def _sdk_parameters(values: list[dict]) -> list:
 
 class LiveView(RthsNode):
     role = LIVE_NODE
+    observer = True         # off the loop's path: realtime.observer_priority (runtime/rt.py fifo_priority)
     fast_path = False
 
     def __init__(self, scenario, out_dir=None, context=None):

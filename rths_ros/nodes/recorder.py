@@ -32,6 +32,7 @@ def _msg_class(type_name: str):
 
 class Recorder(RthsNode):
     role = "recorder"
+    observer = True         # off the loop's path: realtime.observer_priority (runtime/rt.py fifo_priority)
     fast_path = False
     QUIET_S = 0.5
     QUIET_REPORTED_S = 0.1

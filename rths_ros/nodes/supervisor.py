@@ -36,6 +36,7 @@ from rths_ros.runtime.topics import PLANT_PRODUCERS, TOPICS
 
 class Supervisor(RthsNode):
     role = "supervisor"
+    observer = True         # off the loop's path: realtime.observer_priority (runtime/rt.py fifo_priority)
     fast_path = False
     LEARNER_TIMEOUT_S = 60.0
 

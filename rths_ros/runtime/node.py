@@ -14,7 +14,7 @@ What every node gets from :class:`RthsNode`:
   readers' acknowledgements; a JSON summary in OUT/timing/<node>.json at the end, with the start-up marks;
 * the run's names relative to the node's namespace (:mod:`~rths_ros.runtime.names`); an orderly stop on
   SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`); ``RTHS_PROFILE_DIR`` (:mod:`~rths_ros.runtime.profiling`);
-* the loop topics in the run's DDS partition (``safety.partition``, :mod:`~rths_ros.runtime.dds_partition`);
+  the loop topics in the run's DDS partition (``safety.partition``, :mod:`~rths_ros.runtime.dds_partition`);
 * a bounded exit (:mod:`~rths_ros.runtime.teardown`): once its files are written the process ends without deleting
   its DDS entities (``realtime.dds_teardown``); a hung teardown dumps every thread's stack and exits at 10 s.
 """
@@ -50,7 +50,8 @@ from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.profiling import profiled
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.ros_parameters import scenario_parameters
-from rths_ros.runtime.rt import apply_realtime
+from rths_ros.runtime.rt import applied_settings as rt_applied
+from rths_ros.runtime.rt import apply_realtime, fifo_priority
 from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
@@ -454,8 +455,7 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
 
     def timing_summary(self) -> dict:
         s = self.timing.summary()
-        s["node"] = self.role
-        s["mode"] = self.mode
+        s["node"], s["mode"], s["realtime_setup"] = self.role, self.mode, list(rt_applied())   # (rt.py)
         s["wall_s"] = time.monotonic() - self._t_start
         s["process_cpu_s"] = time.process_time()   # the whole process (all nodes of a composed process)
         s["exit_code"] = self.exit_code
@@ -550,7 +550,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
         return 2
     out = Path(args.out) if args.out else None
     rt = scenario.realtime
-    applied, warning = apply_realtime(rt.priority if scenario.loop.mode == "realtime" else 0,
+    applied, warning = apply_realtime(fifo_priority(scenario, node_classes),
                                       tuple(rt.cpu_affinity), rt.mlockall, False)
     enter_netns_from_env()      # a run split over two hosts: this node's host, before its DDS participant
     apply_partition(scenario.safety.partition, ros_args, out, prog)     # and the loop topics' DDS partition

@@ -14,6 +14,25 @@ MCL_CURRENT = 1
 MCL_FUTURE = 2
 
 
+#: what this process's calls of :func:`apply_realtime` applied (SCHED_FIFO, affinity, mlockall, gc frozen), in order
+_APPLIED: list[str] = []
+
+
+def applied_settings() -> tuple[str, ...]:
+    """The real-time settings this process got (a node writes them into OUT/timing/<node>.json)."""
+    return tuple(_APPLIED)
+
+
+def fifo_priority(scenario, node_classes) -> int:
+    """The SCHED_FIFO priority of a process of ``node_classes``: in realtime runs ``realtime.priority`` when one of
+    them is on the loop's path, ``realtime.observer_priority`` when all are observers (recorder, supervisor, live
+    view: their class sets ``observer``); 0 in lockstep."""
+    if scenario.loop.mode != "realtime":
+        return 0
+    on_loop = not all(getattr(c, "observer", False) for c in node_classes)
+    return int(scenario.realtime.priority if on_loop else scenario.realtime.observer_priority)
+
+
 def apply_realtime(priority: int = 0, cpu_affinity: tuple[int, ...] = (), mlockall: bool = False,
                    gc_freeze: bool = True) -> tuple[list[str], str | None]:
     """Apply the requested settings.  Returns (applied, warning or None)."""
@@ -41,6 +60,7 @@ def apply_realtime(priority: int = 0, cpu_affinity: tuple[int, ...] = (), mlocka
         gc.collect()
         gc.freeze()
         applied.append("gc frozen")
+    _APPLIED.extend(a for a in applied if a not in _APPLIED)
     warning = None
     if refused:
         warning = ("real-time setup not permitted by the OS, continuing without: " + "; ".join(refused)

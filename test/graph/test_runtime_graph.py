@@ -135,8 +135,9 @@ def test_ctrl_c_stops_every_node(tmp_path):
 
 def test_realtime_smoke_reports_loop_statistics(rths_cli, tmp_path):
     out = tmp_path / "rt"
+    # the processes on the loop's path at SCHED_FIFO 5, the recorder and supervisor at normal scheduling
     p = rths_cli("run", "--no-plots", "smoke", "--mode", "realtime", "--out", str(out), "--set", "loop.duration_s=1.0",
-                 timeout=300)
+                 "--set", "realtime.priority=5", "--set", "realtime.busy_wait_s=0", timeout=300)
     # completed, or incomplete (exit 3) when a step's message never came in time and the record has a gap there
     # (separate processes on a 2-core machine): never aborted
     assert p.returncode in (0, 3), p.stdout + p.stderr
@@ -148,6 +149,10 @@ def test_realtime_smoke_reports_loop_statistics(rths_cli, tmp_path):
     assert t["steps"] >= 900
     assert 0.0005 < t["period_mean_s"] < 0.002       # a 1 kHz beat on the wall clock
     assert t["latency_p50_s"] > 0
+    if subprocess.run(["chrt", "-f", "1", "true"], capture_output=True).returncode == 0:   # (SCHED_FIFO granted)
+        setups = {n: json.loads((out / "timing" / f"{n}.json").read_text())["realtime_setup"]
+                  for n in ("smoke_talker", "smoke_listener", "recorder", "supervisor")}
+        assert [n for n, a in setups.items() if "SCHED_FIFO 5" in a] == ["smoke_talker", "smoke_listener"], setups
 
 
 def test_emergency_stop_topic_aborts_the_run(tmp_path):

@@ -1,0 +1,55 @@
+"""Real-time process set-up (rths_ros/runtime/rt.py): which SCHED_FIFO priority a node process takes, and what a
+process records as applied."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rths_ros.app import scenario as scn
+from rths_ros.nodes.ft_sensor import FtSensorNode
+from rths_ros.nodes.live_view import LiveView
+from rths_ros.nodes.recorder import Recorder
+from rths_ros.nodes.sim_plant import SimPlantNode
+from rths_ros.nodes.supervisor import Supervisor
+from rths_ros.runtime.rt import fifo_priority
+
+RT = ["realtime.priority=70", "realtime.observer_priority=20"]
+
+
+@pytest.mark.parametrize("classes, expected", [
+    ((SimPlantNode,), 70), ((FtSensorNode,), 70),
+    ((Recorder,), 20), ((Supervisor,), 20), ((LiveView,), 20),
+    ((Supervisor, Recorder), 20),
+    ((Recorder, Supervisor, SimPlantNode, FtSensorNode), 70),     # a composed process steps the loop
+])
+def test_the_loop_takes_realtime_priority_and_observers_their_own(classes, expected):
+    s = scn.load("contact_1d", RT, "realtime")
+    assert fifo_priority(s, classes) == expected
+
+
+def test_lockstep_runs_never_take_sched_fifo():
+    s = scn.load("contact_1d", RT, "lockstep")
+    assert fifo_priority(s, (SimPlantNode,)) == 0
+    assert fifo_priority(s, (Recorder,)) == 0
+
+
+def test_observer_priority_is_validated_naming_the_key():
+    with pytest.raises(scn.ParameterError, match=r"realtime\.observer_priority.*100"):
+        scn.load("contact_1d", ["realtime.observer_priority=100"], "realtime")
+
+
+def test_applied_settings_record_what_the_os_granted():
+    # in a child process: SCHED_FIFO must not stay on the test process
+    code = ("from rths_ros.runtime.rt import apply_realtime, applied_settings\n"
+            "a, w = apply_realtime(priority=3, gc_freeze=False)\n"
+            "print(repr((a, w, applied_settings())))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    applied, warning, recorded = eval(p.stdout.strip())        # (a literal of the child's own making)
+    assert recorded == tuple(applied)
+    if warning is None:
+        assert applied == ["SCHED_FIFO 3"]
+    else:                                                       # not granted: nothing claimed
+        assert applied == [] and "SCHED_FIFO priority 3" in warning
