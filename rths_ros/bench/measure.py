@@ -237,9 +237,9 @@ def dt_overrides(name: str, dt_s: float, overrides: list[str] = ()) -> list[str]
 def measure_realtime(name: str, rates_hz: list[float], duration_s: float, out: Path, overrides: list[str] = (),
                      log=print, stop_at_first: bool = True, config: str = "realtime-processes") -> dict:
     """``config`` (:data:`rths_ros.bench.loop.LOOP_CONFIGS`; default the separate processes with the scenario's own
-    settings: on a 2-core machine SCHED_FIFO for all six processes, ``realtime-processes-rt``, measured worse, as
-    the busy-waiting beat then starves the others; docs/performance.md) at each rate, highest first; with ``stop_at_first`` the scan ends at the first rate whose
-    deadline-miss ratio is <= :data:`MISS_RATIO_MAX`."""
+    settings; ``rths bench`` also measures ``realtime-processes-rt``, the best configuration for separate processes)
+    at each rate, highest first; with ``stop_at_first`` the scan ends at the first rate whose deadline-miss ratio is
+    <= :data:`MISS_RATIO_MAX`."""
     from rths_ros.bench.loop import bench_loop
     rows = []
     keys: list[str] = []

@@ -425,8 +425,8 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
 
     # -- diagnostics -----------------------------------------------------------------------
     def publish_timing(self, final: bool = False) -> None:
-        """LoopTiming and /diagnostics; ``final``: the node ends next, wait (≤ 1 s) for the readers' acks."""
-        s = self.timing.summary()
+        """LoopTiming, /diagnostics: the last second's periods, latencies (``final``: the run's; ≤ 1 s for acks)."""
+        s = self.timing.summary(recent=not final)
         m = self._timing_msg
         m.header.stamp = self.get_clock().now().to_msg()
         m.node = self.role
