@@ -132,6 +132,37 @@ def test_too_few_usable_points_is_an_error(tmp_path):
         face.run_sweep(spec, tmp_path, Synthetic(unstable={6}), progress=None)
 
 
+class Aborting(Synthetic):
+    """Synthetic, with the runs of ``aborted`` ending in an abort and its reason."""
+
+    def __init__(self, aborted=(), **kw):
+        super().__init__(**kw)
+        self.aborted = set(aborted)
+
+    def __call__(self, point):
+        rec = super().__call__(point)
+        if int(point["tau_add_steps"]) in self.aborted:
+            rec.update(aborted=True, abort_reason="watchdog: no leg command for 0.1 s")
+        return rec
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_points_analysed_where_they_ran_equal_the_analysis_of_their_saved_records(tmp_path, workers):
+    """The workers send each point's row of the analysis, not its record (engine._call): the result is the one
+    the saved records give, and an abort's reason still reaches the message of too few usable points."""
+    spec = face.sweep_from_data(_data(vary={"parameter": "tau_add_steps", "values": [0, 2, 4, 6, 8, 10, 12]}))
+    res = face.run_sweep(spec, tmp_path / "a", Aborting(aborted={4}, unstable={12}, npc={10}), workers=workers,
+                         progress=None)
+    again = face.reanalyse(tmp_path / "a", spec)
+    for key in ("points", "q_pred", "q_min", "e_min", "error_estimate", "prediction_error", "tau_fei"):
+        assert json.dumps(res[key], sort_keys=True) == json.dumps(again[key], sort_keys=True), key
+    assert [p["reason"] for p in res["points"]] == ["", "", "aborted", "", "", "NPC active", "unstable"]
+    assert not any("_abort_reason" in p for p in res["points"])
+    few = face.sweep_from_data(_data(vary={"parameter": "tau_add_steps", "values": [0, 2, 4, 6]}))
+    with pytest.raises(ParameterError, match=r"only 2 usable points.*4: aborted \(watchdog: no leg command"):
+        face.run_sweep(few, tmp_path / "b", Aborting(aborted={4}, unstable={6}), workers=workers, progress=None)
+
+
 def test_cli_entry_runs_and_reanalyses_a_linear_sweep(tmp_path, capsys):
     """The module's main(): a 5-point tau_add sweep of system 2 (1 s), then --reanalyse of the saved points."""
     sweep = tmp_path / "sweep.yaml"

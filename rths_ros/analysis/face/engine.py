@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from rths_ros.analysis.face.fit import analyse
+from rths_ros.analysis.face.fit import analyse, analyse_rows, point_row
 from rths_ros.analysis.face.measures import q_value
 from rths_ros.analysis.face.outputs import _load_record, _save_record, write_outputs
 from rths_ros.analysis.face.spec import SweepSpec, load_sweep
@@ -58,11 +58,13 @@ def _one_blas_thread() -> None:
     _BLAS_LIMIT.append(threadpool_limits(limits=1))
 
 
-def _call(run_point, point, save_to: str | None = None, retries: int = 0):
+def _call(run_point, point, save_to: str | None = None, retries: int = 0, analysis: tuple | None = None):
     """Run one point; with ``save_to``, also save its record there (in the worker, so the compression of the
     records is spread over the workers instead of queueing in the parent).  A run that aborts is run again up to
     ``retries`` times (a realtime run on a rig may abort on a stall of its link); the record says how many
-    ``attempts`` it took."""
+    ``attempts`` it took.  With ``save_to`` and ``analysis`` = (spec, index, value), the point's row of the
+    analysis (:func:`~rths_ros.analysis.face.fit.point_row`) is returned instead of the record: the record stays
+    on disk, and the parent neither receives nor holds it (1.5 MB for a point of contact_1d)."""
     attempts = 0
     while True:
         rec = run_point(point)
@@ -73,13 +75,17 @@ def _call(run_point, point, save_to: str | None = None, retries: int = 0):
         rec["attempts"] = attempts
     if save_to is not None:
         _save_record(Path(save_to), rec)
+        if analysis is not None:
+            return point_row(analysis[0], analysis[1], rec, analysis[2])
     return rec
 
 
-def _call_batch(run_point, items, retries: int = 0) -> list:
-    """Several points in one task, ``[(i, point, save_to)]`` -> ``[(i, record)]``: a task of a Dask cluster costs a
-    round trip through its scheduler, a point of contact_1d about 40 ms of work."""
-    return [(i, _call(run_point, pt, save_to, retries)) for i, pt, save_to in items]
+def _call_batch(run_point, items, retries: int = 0, spec: SweepSpec | None = None) -> list:
+    """Several points in one task, ``[(i, point, save_to, value)]`` -> ``[(i, row or record)]`` (:func:`_call`;
+    rows with ``spec``, where the points are saved): a task of a Dask cluster costs a round trip through its
+    scheduler, a point of contact_1d about 40 ms of work."""
+    return [(i, _call(run_point, pt, save_to, retries, (spec, i, v) if spec is not None else None))
+            for i, pt, save_to, v in items]
 
 
 def _read_text(path: str) -> str | None:
@@ -167,7 +173,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
                                                    sort_keys=False))
     values = list(spec.vary.values)
     points = [{spec.vary.parameter: _plain_number(v)} for v in values]
-    records: list[Any] = [None] * len(points)
+    rows: list[Any] = [None] * len(points)      # each point's row of the analysis (fit.point_row)
 
     def point_file(i: int) -> Path:
         return out / "points" / f"point_{i:03d}.npz"
@@ -193,14 +199,16 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
             runner = client.scatter(run_point, broadcast=True, hash=False)
             tag = time.time_ns()
             futs = [client.submit(_call_batch, runner,
-                                  [(i, points[i], str(point_file(i)) if local_workers else None) for i in batch],
-                                  retries, pure=False, key=f"face-{spec.name}-{batch.start}-{tag}")
+                                  [(i, points[i], str(point_file(i)) if local_workers else None, values[i])
+                                   for i in batch], retries, spec if local_workers else None, pure=False,
+                                  key=f"face-{spec.name}-{batch.start}-{tag}")
                     for batch in batches(len(points), threads)]
             for fut in dask_completed(futs):
-                for i, rec in fut.result():
-                    records[i] = rec
-                    if not local_workers:
-                        _save_record(point_file(i), rec)
+                for i, got in fut.result():
+                    if not local_workers:       # the record came back: saved and analysed here
+                        _save_record(point_file(i), got)
+                        got = point_row(spec, i, got, values[i])
+                    rows[i] = got
                     done += 1
                 report()
         finally:
@@ -214,22 +222,22 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
         from rths_ros.runtime.forked import dds_threads
         ctx = multiprocessing.get_context("forkserver") if dds_threads() else None
         with cf.ProcessPoolExecutor(max_workers=workers, initializer=_one_blas_thread, mp_context=ctx) as pool:
-            futs = {pool.submit(_call, run_point, pt, str(point_file(i)), retries): i for i, pt in enumerate(points)}
+            futs = {pool.submit(_call, run_point, pt, str(point_file(i)), retries, (spec, i, values[i])): i
+                    for i, pt in enumerate(points)}
             for fut in cf.as_completed(futs):
-                i = futs[fut]
-                records[i] = fut.result()
+                rows[futs[fut]] = fut.result()
                 done += 1
                 report()
     else:
         for i, pt in enumerate(points):
-            records[i] = _call(run_point, pt, str(point_file(i)), retries)
+            rows[i] = _call(run_point, pt, str(point_file(i)), retries, (spec, i, values[i]))
             done += 1
             report()
     (out / "points" / "index.json").write_text(json.dumps(
         {"parameter": spec.vary.parameter, "values": values,
          "files": [f"point_{i:03d}.npz" for i in range(len(points))], "setup": setup}, indent=1))
     q_ref = _reference_q(spec, run_point, out)
-    result = analyse(spec, records, values, q_ref, setup=setup)
+    result = analyse_rows(spec, rows, q_ref, setup=setup)
     write_outputs(result, out, spec)
     return result
 

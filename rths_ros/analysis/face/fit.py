@@ -119,43 +119,57 @@ def _usable(rec: Mapping) -> tuple[bool, str]:
     return True, ""
 
 
+def point_row(spec: SweepSpec, index: int, rec: Mapping, value: float) -> dict:
+    """The analysis of one point's record (e, q, the delays, whether the fit uses it and why not): what
+    :func:`analyse_rows` needs of it, so that a sweep's worker can analyse its points where it ran them and send
+    this row instead of the record.  ``_abort_reason`` (the run's, for the message of too few usable points) is
+    taken out by :func:`analyse_rows`."""
+    ok, why = _usable(rec)
+    row = {"index": int(index), "parameter": float(value), "e": math.nan, "q": math.nan, "used": False, "reason": why,
+           "tau_add_s": None, "tau_fei_adapted_s": math.nan, "tau_fei_standard_s": math.nan,
+           "_abort_reason": str(rec.get("abort_reason", "") or "")}
+    if not ok:
+        return row
+    pr = spec.fit.parameter_range
+    row["tau_add_s"] = added_delay_s(rec, spec.vary.parameter, value)
+    try:
+        row["tau_fei_adapted_s"], row["tau_fei_standard_s"] = tau_fei_pair(rec, spec.e)
+    except ParameterError:
+        pass                    # the record ended before the e window; reported below with e
+    try:
+        row["e"] = float(e_value(rec, spec.e, value))
+        row["q"] = float(q_value(rec, spec.q))
+    except ParameterError as exc:      # e.g. an analysis window beyond a record that ended early
+        row["reason"] = f"e or q not computable: {exc}"
+        return row
+    if not (math.isfinite(row["e"]) and math.isfinite(row["q"])):
+        row["reason"] = "e or q not finite"
+    elif pr and not pr[0] <= value <= pr[1]:
+        row["reason"] = _OUT_OF_RANGE
+    elif spec.fit.e_max > 0 and row["e"] > spec.fit.e_max:
+        row["reason"] = _ABOVE_E_MAX
+    else:
+        row["used"] = True
+    return row
+
+
 def analyse(spec: SweepSpec, records: list[Mapping], values: list[float], q_ref: float | None = None,
             setup: Mapping | None = None) -> dict:
     """e, q of every record, the fit, the FACE numbers and the verdict (a JSON-ready dict); ``setup``: how the
     points ran (plant, mode; from the runner), for the verdict's wording."""
-    pr = spec.fit.parameter_range
-    points = []
-    for i, (rec, v) in enumerate(zip(records, values)):
-        ok, why = _usable(rec)
-        row = {"index": i, "parameter": float(v), "e": math.nan, "q": math.nan, "used": False, "reason": why,
-               "tau_add_s": None, "tau_fei_adapted_s": math.nan, "tau_fei_standard_s": math.nan}
-        if ok:
-            row["tau_add_s"] = added_delay_s(rec, spec.vary.parameter, v)
-            try:
-                row["tau_fei_adapted_s"], row["tau_fei_standard_s"] = tau_fei_pair(rec, spec.e)
-            except ParameterError:
-                pass                    # the record ended before the e window; reported below with e
-            try:
-                row["e"] = float(e_value(rec, spec.e, v))
-                row["q"] = float(q_value(rec, spec.q))
-            except ParameterError as exc:      # e.g. an analysis window beyond a record that ended early
-                row["reason"] = f"e or q not computable: {exc}"
-                points.append(row)
-                continue
-            if not (math.isfinite(row["e"]) and math.isfinite(row["q"])):
-                row["reason"] = "e or q not finite"
-            elif pr and not pr[0] <= v <= pr[1]:
-                row["reason"] = _OUT_OF_RANGE
-            elif spec.fit.e_max > 0 and row["e"] > spec.fit.e_max:
-                row["reason"] = _ABOVE_E_MAX
-            else:
-                row["used"] = True
-        points.append(row)
+    return analyse_rows(spec, [point_row(spec, i, rec, v) for i, (rec, v) in enumerate(zip(records, values))],
+                        q_ref, setup)
+
+
+def analyse_rows(spec: SweepSpec, rows: list[dict], q_ref: float | None = None, setup: Mapping | None = None) -> dict:
+    """:func:`analyse` from the points' rows (:func:`point_row`, in the order of the sweep's values)."""
+    aborts = {r["index"]: r.pop("_abort_reason", "") for r in rows}
+    points = rows
     used = [p for p in points if p["used"]]
     warnings = []
     if len(used) < MIN_POINTS:
-        dropped = "; ".join(f"{p['parameter']:g}: {p['reason']}" + (f" ({r})" if (r := str(records[p['index']].get(
-            "abort_reason", "") or "")) else "") for p in points if not p["used"])
+        dropped = "; ".join(f"{p['parameter']:g}: {p['reason']}" + (f" ({r})" if (r := aborts.get(p["index"]))
+                                                                    else "") for p in points if not p["used"])
         raise ParameterError(f"vary.values: only {len(used)} usable points (unstable, NPC or excluded runs dropped); "
                              f"expected at least {MIN_POINTS}" + (f"; dropped: {dropped}" if dropped else ""))
     if len(used) > MAX_USEFUL_POINTS:
