@@ -40,7 +40,7 @@ run: setup
 	$(VENV)/bin/rths run contact_1d
 
 # The suite in tiers (scripts/run_tests.sh, docs/building.md "Test tiers"): `make test` (CI) runs every test but
-# the extended ones, those that are not timing-sensitive on every core, then the timing-sensitive ones alone;
+# the extended ones: the timing-sensitive ones one at a time, the others beside them on every core at idle priority;
 # `make test-all` adds the extended tests; `make test-quick` runs the unit tests that are not slow. Each run records its wall time and result in build/test_wall.json (reported by
 # `rths bench`).
 # After the whole suite, the graph and launch tiers on $(SECOND_DISTRO) (scripts/run_tests.sh graph-launch), in its

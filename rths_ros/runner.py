@@ -212,6 +212,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             procs[name] = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            env=env, preexec_fn=_die_with_parent, cwd=str(out), process_group=0)
             fh.close()
+        if fork:
+            forked.thaw()
         if after_spawn is not None:
             after_spawn()
         last_print = 0.0
@@ -290,6 +292,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         if progress and sys.stdout.isatty():
             sys.stdout.write("\n")
     finally:
+        if fork:
+            forked.thaw()       # (also where the spawn failed half-way)
         _stop_all(procs)
         link_stats = hosts.close() if hosts is not None else None
         for s, h in old.items():

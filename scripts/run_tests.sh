@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # The test suite in tiers (docs/building.md "Test tiers"):
-#   scripts/run_tests.sh ci      every test but the extended ones: the graph tests not marked serial on every core
-#                                (pytest-xdist), then the serial ones one at a time with the unit tests beside them
+#   scripts/run_tests.sh ci      every test but the extended ones: the serial ones one at a time, with the graph
+#                                tests not marked serial on every core (pytest-xdist) and the unit tests beside them
 #                                at idle priority (`make test`, CI)
 #   scripts/run_tests.sh all     the same with the extended tests (`make test-all`)
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
-#   scripts/run_tests.sh graph-launch  the graph tests not serial on every core, then the `ros2 launch` tests that are
-#                                serial one at a time (what `make test` runs on its second ROS 2 distribution)
+#   scripts/run_tests.sh graph-launch  the `ros2 launch` tests that are serial one at a time, with the graph tests not
+#                                serial beside them at idle priority (what `make test` runs on its second ROS 2
+#                                distribution)
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
 # SERIAL_RERUNS (reruns of a failed test in make test / make test-all; default 1),
 # TEST_RECORD (the JSON record of the run; default build/test_wall.json; the unit tests' output goes to
-# test_unit.log beside it), PAR_NICE (nice of the graph tier; default 5), UNIT_BESIDE_SERIAL (default all, below).
+# test_unit.log beside it), PAR_NICE (nice of the graph tier when it runs first; default 5), UNIT_BESIDE_SERIAL
+# (default all), GRAPH_BESIDE_SERIAL (default 1), GRAPH_BESIDE_NICE (default idle): below.
 # Each tier prints its 25 slowest tests; each has its own pytest temporary directory (removed
 # when every test passed).
 # pytest exit codes: 0 passed, 1 failures, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
@@ -26,16 +28,21 @@ TEST_JOBS="${TEST_JOBS:-$(nproc)}"
 PYTEST_ARGS="${PYTEST_ARGS:-}"
 export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 
-# Each phase: "marks|workers|nice".  make test (ci) and make test-all (all) run the graph tests on every core first,
-# then the serial ones (realtime, timing) at normal priority; the unit tests run on every core at the scheduler's
-# idle priority ("idle": SCHED_IDLE, chrt --idle) beside both, from the start: a graph or realtime test waking up
-# takes the CPU from them at once, and they use what the others leave idle (a lockstep graph run waits on its
-# messages between hops, a realtime run for its next step).
+# Each phase: "marks|workers|nice".  make test (ci) and make test-all (all) run the serial tests (realtime, timing)
+# one at a time at normal priority; the graph tests (every core, pytest-xdist) and the unit tests (every core) run
+# beside them from the start at the scheduler's idle priority ("idle": SCHED_IDLE, chrt --idle): a serial test
+# waking up takes the CPU from them at once, and they use what it leaves idle (a realtime run waits for its next
+# step, a start for discovery, a kill test for its watchdog; lockstep graph runs are deterministic whatever their
+# share of the CPU).  The serial tier alone used about 0.6 of the 2 cores.
+# GRAPH_BESIDE_SERIAL=0 runs the graph tier first (at nice PAR_NICE), then the serial one (the layout until
+# 2026-11-30: 772 s, then 629 s side by side an hour later; docs/building.md); GRAPH_BESIDE_NICE sets the graph tier's
+# priority beside the serial one (a nice value or idle; at nice 15 a serial test timing a lockstep run needed its
+# rerun).
 # UNIT_BESIDE_SERIAL=1 starts the unit tests only with the serial tier, UNIT_BESIDE_SERIAL=0 after it.
-# (Graph tests beside the serial ones were tried and dropped: on a 2-core machine, at nice 10 a `ros2 launch` of
-# the parallel tier did not start within 90 s, at nice 5 lockstep graph runs tripped their 5 s watchdogs.)
 PAR_NICE="${PAR_NICE:-5}"
 UNIT_BESIDE_SERIAL="${UNIT_BESIDE_SERIAL:-all}"
+GRAPH_BESIDE_SERIAL="${GRAPH_BESIDE_SERIAL:-1}"
+GRAPH_BESIDE_NICE="${GRAPH_BESIDE_NICE:-idle}"
 # make test and make test-all rerun a failed test once (pytest-rerunfailures): the tiers share a 2-core machine,
 # and a realtime run, or a start bounded by a wait, now and then meets a stall of the whole machine; a test that
 # fails twice fails, and each rerun is listed (R in the progress line, RERUN in the summary)
@@ -49,6 +56,11 @@ case "$tier" in
   quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS|0") ;;
   *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick, graph-launch)" >&2; exit 4 ;;
 esac
+
+graph_beside=
+if [ "$GRAPH_BESIDE_SERIAL" = 1 ] && { [ "$tier" = ci ] || [ "$tier" = all ] || [ "$tier" = graph-launch ]; }; then
+  graph_beside="${phases[0]%|*}|$GRAPH_BESIDE_NICE"
+fi
 
 fg=
 if [ -t 0 ]; then fg=--foreground; fi
@@ -107,6 +119,15 @@ if [ "$UNIT_BESIDE_SERIAL" = all ] && [ "$last" -gt 0 ] && [ "${phases[$last]##*
   beside_phase="${phases[$last]}"
   unset "phases[$last]"
 fi
+graph_pid=
+if [ -n "$graph_beside" ]; then
+  # the graph tier beside the serial one, from the start; its output kept in a log and printed when it ended
+  phases[0]="$graph_beside"
+  graph_log="$logdir/test_graph.log"
+  run_phase 0 >"$graph_log" 2>&1 &
+  graph_pid=$!
+  i=1
+fi
 while [ "$i" -lt "${#phases[@]}" ]; do
   next=$((i + 1))
   if [ "$UNIT_BESIDE_SERIAL" = 1 ] && [ "$next" -lt "${#phases[@]}" ] && [ "${phases[$next]##*|}" = idle ]; then
@@ -129,6 +150,12 @@ while [ "$i" -lt "${#phases[@]}" ]; do
   if [ -f "$logdir/.phase-${order[-1]}" ]; then read -r prc _ < "$logdir/.phase-${order[-1]}"; fi
   if [ "$prc" -eq 124 ] || [ "$prc" -eq 137 ]; then break; fi
 done
+if [ -n "$graph_pid" ]; then
+  wait "$graph_pid"
+  echo "== the graph tier's output ($graph_log):"
+  cat "$graph_log"
+  order=(0 "${order[@]}")
+fi
 if [ -n "$beside_pid" ]; then
   wait "$beside_pid"
   echo "== the unit tests' output ($beside_log):"

@@ -210,3 +210,28 @@ def test_the_parent_loads_every_type_support_a_node_needs_before_the_fork():
     assert p.returncode == 0, p.stderr
     n, missing, parameter_event, can_fork = p.stdout.split()
     assert int(n) > 50 and missing == "0" and parameter_event == "True" and can_fork == "True", p.stdout
+
+
+def test_the_runner_freezes_its_heap_for_the_forks_and_thaws_it_after():
+    """forked.warm puts the heap in gc's permanent generation before the nodes are forked (each node's own
+    collect-and-freeze then walks only what it made itself); the runner's own heap is back under the collector once
+    they are forked, whether the run completed or failed."""
+    code = textwrap.dedent("""
+        import gc, sys, tempfile
+        from pathlib import Path
+        from rths_ros.app import scenario as scn
+        from rths_ros.runner import run_scenario
+        from rths_ros.runtime import forked
+        s = scn.load("contact_1d", ["loop.duration_s=0.05"])
+        forked.warm(s, ["rths_ros.nodes.sim_plant"])
+        frozen = gc.get_freeze_count()
+        forked.thaw()
+        at_thaw, thaw = [], forked.thaw
+        forked.thaw = lambda: (at_thaw.append(gc.get_freeze_count()), thaw())
+        r = run_scenario(s, Path(tempfile.mkdtemp()) / "run", progress=False, node_start="fork")
+        print(frozen, at_thaw[0], gc.get_freeze_count(), r.code)
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240)
+    assert p.returncode == 0, p.stderr[-3000:]
+    frozen, in_run, after_run, code = (int(x) for x in p.stdout.split()[-4:])
+    assert frozen > 10_000 and in_run > 10_000 and after_run == 0 and code == 0, p.stdout
