@@ -9,7 +9,8 @@
 #                                serial beside them at idle priority (what `make test` runs on its second ROS 2
 #                                distribution)
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
-# TEST_JOBS (workers of the unit tier; default: the number of cores), PYTEST_ARGS (passed to every pytest call),
+# TEST_JOBS (workers of the unit tier; default: the number of cores), GRAPH_JOBS (workers of the graph tier; default
+# TEST_JOBS), PYTEST_ARGS (passed to every pytest call),
 # SERIAL_RERUNS (reruns of a failed test in make test / make test-all; default 1),
 # TEST_RECORD (the JSON record of the run; default build/test_wall.json; the unit tests' output goes to
 # test_unit.log beside it), PAR_NICE (nice of the graph tier when it runs first; default 5), UNIT_BESIDE_SERIAL
@@ -25,6 +26,7 @@ PYTHON="${PYTHON:-.venv/bin/python}"
 TEST_TIMEOUT_S="${TEST_TIMEOUT_S:-3300}"
 PYTEST_TIMEOUT_S="${PYTEST_TIMEOUT_S:-300}"
 TEST_JOBS="${TEST_JOBS:-$(nproc)}"
+GRAPH_JOBS="${GRAPH_JOBS:-$TEST_JOBS}"
 PYTEST_ARGS="${PYTEST_ARGS:-}"
 export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 
@@ -37,7 +39,8 @@ export TEST_RECORD="${TEST_RECORD:-build/test_wall.json}"
 # GRAPH_BESIDE_SERIAL=0 runs the graph tier first (at nice PAR_NICE), then the serial one (the layout until
 # 2026-11-30: 772 s, then 629 s side by side an hour later; docs/building.md); GRAPH_BESIDE_NICE sets the graph tier's
 # priority beside the serial one (a nice value or idle; at nice 15 a serial test timing a lockstep run needed its
-# rerun).
+# rerun). With GRAPH_JOBS=3 beside it, a realtime serial test (the twin comparison on the emulated rig) failed
+# twice: the graph tier keeps 2 workers.
 # UNIT_BESIDE_SERIAL=1 starts the unit tests only with the serial tier, UNIT_BESIDE_SERIAL=0 after it.
 PAR_NICE="${PAR_NICE:-5}"
 UNIT_BESIDE_SERIAL="${UNIT_BESIDE_SERIAL:-all}"
@@ -48,10 +51,10 @@ GRAPH_BESIDE_NICE="${GRAPH_BESIDE_NICE:-idle}"
 # fails twice fails, and each rerun is listed (R in the progress line, RERUN in the summary)
 SERIAL_RERUNS="${SERIAL_RERUNS:-1}"
 case "$tier" in
-  ci)    phases=("graph and not serial and not extended|$TEST_JOBS|$PAR_NICE" "serial and not extended|1|0"
+  ci)    phases=("graph and not serial and not extended|$GRAPH_JOBS|$PAR_NICE" "serial and not extended|1|0"
                  "not graph and not serial and not extended|$TEST_JOBS|idle") ;;
-  all)   phases=("graph and not serial|$TEST_JOBS|$PAR_NICE" "serial|1|0" "not graph and not serial|$TEST_JOBS|idle") ;;
-  graph-launch) phases=("graph and not serial and not extended|$TEST_JOBS|$PAR_NICE"
+  all)   phases=("graph and not serial|$GRAPH_JOBS|$PAR_NICE" "serial|1|0" "not graph and not serial|$TEST_JOBS|idle") ;;
+  graph-launch) phases=("graph and not serial and not extended|$GRAPH_JOBS|$PAR_NICE"
                         "launch and serial and not extended|1|0") ;;
   quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS|0") ;;
   *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick, graph-launch)" >&2; exit 4 ;;

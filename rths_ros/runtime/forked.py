@@ -102,7 +102,9 @@ def warm(scenario, node_modules: list[str]) -> None:
     warm_up()
     # the heap as it is now goes to the permanent generation before the forks: a node's own collect-and-freeze
     # before its loop (realtime.gc_freeze) then walks only what it made itself (80 ms -> a few ms in each of six
-    # processes at once), and the pages stay shared; the runner unfreezes its own after the forks (thaw())
+    # processes at once), and the pages stay shared; the runner unfreezes its own after the forks (thaw()); a fork
+    # server, which warms before each run, first takes the last run's frozen heap back under the collector
+    gc.unfreeze()
     gc.collect()
     gc.freeze()
 
