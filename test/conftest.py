@@ -417,3 +417,30 @@ if _CPU_LOG:
                                                                                        "extended"})})
         with open(_CPU_LOG, "a") as f:
             f.write(line + "\n")
+
+
+# -- the first attempt of a test that passed on its rerun ----------------------------------------------------------
+# pytest-rerunfailures reports only a rerun test's final result; a second chance that hides a real fault is found
+# from the first attempt's error, so the end of the run prints it (the last lines of each, on the controller of an
+# xdist run too: the workers' reports reach it through the same hook)
+_RERUN_TAIL_LINES = 40
+
+
+def pytest_runtest_logreport(report):
+    if getattr(report, "outcome", "") == "rerun" and report.longrepr is not None:
+        _first_attempts.append((report.nodeid, report.when, str(report.longrepr)))
+
+
+_first_attempts: list[tuple[str, str, str]] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _first_attempts:
+        return
+    terminalreporter.section("first attempts of rerun tests", sep="=")
+    for nodeid, when, text in _first_attempts:
+        lines = text.splitlines()
+        terminalreporter.write_line(f"--- {nodeid} ({when}): {len(lines)} lines of error, the last "
+                                    f"{min(len(lines), _RERUN_TAIL_LINES)}:")
+        for line in lines[-_RERUN_TAIL_LINES:]:
+            terminalreporter.write_line(line)
