@@ -28,6 +28,26 @@ class ControlQos:
         return self.reader or self.profile
 
 
+#: the samples a KEEP_ALL writer of Fast DDS holds (its default resource limits): the next write blocks for the
+#: writer's max_blocking_time, then fails.  The lockstep acknowledgement waits (``ack_every_steps``) keep a slow
+#: reader's backlog under half of it.
+KEEP_ALL_SAMPLES = 5000
+ACK_EVERY_STEPS_MAX = KEEP_ALL_SAMPLES // 2
+
+
+def check_ack_every_steps(value, where: str) -> int:
+    """``ack_every_steps`` of a control profile: 0 (never wait) to :data:`ACK_EVERY_STEPS_MAX`."""
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = None
+    if n is None or n != value or not 0 <= n <= ACK_EVERY_STEPS_MAX:
+        raise ParameterError(f"{where}.ack_every_steps: {value!r} is out of range; expected an integer from 0 to "
+                             f"{ACK_EVERY_STEPS_MAX} (half of the {KEEP_ALL_SAMPLES} samples a KEEP_ALL writer "
+                             "holds; 0 = never wait)")
+    return n
+
+
 @lru_cache(maxsize=4)
 def _load(path: str) -> dict:
     return yaml.safe_load(Path(path).read_text())
@@ -73,7 +93,8 @@ def control_qos(profile_name: str, dt_s: float) -> ControlQos:
         reader = _profile(dict(sec, history_depth=depth), f"qos.profiles.{profile_name}.control")
         if deadline_s > 0:
             reader.deadline = prof.deadline
-    return ControlQos(prof, int(sec.get("ack_every_steps", 0)), deadline_s, reader)
+    return ControlQos(prof, check_ack_every_steps(sec.get("ack_every_steps", 0), f"qos.profiles.{profile_name}.control"),
+                      deadline_s, reader)
 
 
 def record_qos(profile_name: str) -> QoSProfile:

@@ -308,9 +308,9 @@ def test_the_operator_e_stop_aborts_the_run_and_the_platform_goes_to_its_safe_po
 
 
 def test_a_stopped_live_view_does_not_slow_a_lockstep_run(tmp_path):
-    """Its readers are best effort: the lockstep writers' acknowledgement waits (every 500 steps) never wait for it.
-    With a reliable reader in a stopped process each of those waits would last safety.watchdog_s (5 s): 25 s more
-    for the 2500 steps.  (2500 steps keep the stop shorter than DDS's 20 s participant lease on a loaded machine:
+    """Its readers are best effort: the lockstep writers' acknowledgement waits (every 2000 steps) never wait for it.
+    With a reliable reader in a stopped process the wait at step 2000 would last safety.watchdog_s (5 s) and each
+    loop node would log that its readers did not acknowledge (checked below).  (2500 steps keep the stop shorter than DDS's 20 s participant lease on a loaded machine:
     a process stopped for longer is dropped by the others and found again only slowly after it resumes.)"""
     out = tmp_path / "run"
     proc = start_run(out, "--set", "loop.duration_s=2.5")
