@@ -366,9 +366,16 @@ class RunPolicy:
 def node_env_overrides(env: dict | None = None) -> dict[str, str]:
     """Environment every node process gets on top of the caller's: the Fast DDS profile with the lockstep
     flow control (config/fastdds.xml, or config/fastdds-2.xml for Fast DDS 2: :data:`FASTDDS_PROFILES`) unless the
-    caller set one, Fast DDS as the middleware unless chosen, unbuffered output."""
+    caller set one, Fast DDS as the middleware unless chosen, unbuffered output.  A profile file the caller named
+    by a relative path is named by its absolute path: the node processes run in the run's folder, where the
+    relative path would name nothing, and a Fast DDS that finds no file runs on its defaults (a 3-s heartbeat:
+    every lockstep acknowledgement wait then takes seconds)."""
     env = os.environ if env is None else env
     extra = {"PYTHONUNBUFFERED": "1"}
+    for v, _ in FASTDDS_PROFILES.values():
+        given = env.get(v)
+        if given and not os.path.isabs(given):
+            extra[v] = os.path.abspath(given)
     if "RMW_IMPLEMENTATION" not in env:
         extra["RMW_IMPLEMENTATION"] = "rmw_fastrtps_cpp"
     var, name = FASTDDS_PROFILES[fastdds_generation(env)]

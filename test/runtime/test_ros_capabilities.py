@@ -99,6 +99,16 @@ def test_a_profile_set_by_the_caller_is_kept_whichever_variable_it_uses():
         assert not any(v in extra for v in _PROFILE_VARS)
 
 
+def test_a_profile_the_caller_named_by_a_relative_path_reaches_the_nodes_by_its_absolute_path(tmp_path,
+                                                                                             monkeypatch):
+    """The node processes run in the run's folder: a relative path would name nothing there."""
+    monkeypatch.chdir(tmp_path)
+    for var in _PROFILE_VARS:
+        extra = node_env_overrides({var: "lab/profile.xml"})
+        assert extra[var] == str(tmp_path / "lab" / "profile.xml")
+        assert not any(v in extra for v in _PROFILE_VARS if v != var)
+
+
 def test_the_generation_comes_from_the_first_prefix_with_a_fast_dds_package(tmp_path):
     a, b, c = (tmp_path / x for x in "abc")
     (a / "share").mkdir(parents=True)
