@@ -32,6 +32,7 @@ def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list
                log=print) -> dict:
     """Run the scenario in each configuration and collect the loop statistics from its bag."""
     from rths_ros.analysis.run_analysis import record_from_bag
+    from rths_ros.launch_support import refuse_recorded_run
     from rths_ros.runner import run_scenario
     res = {}
     for c in configs:
@@ -40,6 +41,7 @@ def bench_loop(name: str, overrides: list[str], duration_s: float, configs: list
         mode, composed, extra = LOOP_CONFIGS[c]
         s = scn.load(name, list(overrides) + extra + [f"loop.duration_s={duration_s}"], mode)
         d = out_dir / c
+        refuse_recorded_run(d, "--out", overwrite=True)     # a bench's own folder: an earlier bench's run goes
         t0 = time.monotonic()
         r = run_scenario(s, d, composed=composed, progress=False)
         wall = time.monotonic() - t0

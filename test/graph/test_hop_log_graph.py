@@ -42,3 +42,18 @@ def test_hops_of_a_run_without_logs_are_refused_naming_the_setting(tmp_path, rth
     run = shared_run("contact_1d")
     r = rths_local("bench", "hops", "--run", str(run.out))
     assert r.returncode == 2 and "recording.hop_log=true" in r.stderr, r.stdout + r.stderr
+
+
+def test_a_loop_bench_into_a_folder_of_an_earlier_bench_replaces_its_runs(tmp_path):
+    """`rths bench --out DIR` again: each configuration's folder holds the earlier bench's run (its bag among it),
+    which the new run replaces instead of refusing to write its bag."""
+    from rths_ros.bag import read_bag
+    from rths_ros.bench.loop import bench_loop
+    stale = tmp_path / "lockstep-composed"
+    (stale / "bag").mkdir(parents=True)
+    (stale / "bag" / "metadata.yaml").write_text("an earlier bench's bag\n")
+    (stale / "events.json").write_text("{}")
+    res = bench_loop("contact_1d", [], 0.2, ["lockstep-composed"], tmp_path, log=lambda *_: None)
+    assert "error" not in res["lockstep-composed"], res
+    cmds = read_bag(stale / "bag", ["/rths/leg_command"])["/rths/leg_command"]
+    assert [int(m.step) for _, m in cmds] == list(range(1, 201))
