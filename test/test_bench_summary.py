@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -113,6 +114,33 @@ def test_run_breakdown_from_run_json_and_from_the_logs(tmp_path):
     assert by["run.shutdown"]["met"] is None and "ft_sensor" in by["run.startup"]["detail"]
     failed = rows_run(dict(m, exit_code=1, error="boom"), SummaryOptions().resolved())
     assert all(r["measured"] is None and "boom" in r["reason"] for r in failed)
+
+
+def test_the_run_rows_come_from_the_run_of_the_median_loop_speed(tmp_path, monkeypatch):
+    """(The selection only: each run is given by its loop time; the commands themselves run in the bench.)"""
+    from rths_ros.bench import measure
+    loops = iter([2.5, 2.0, 3.0])
+    seen = []
+
+    def fake(scenario, out, overrides=(), composed=False, progress=print):
+        seen.append(Path(out))
+        loop_s = next(loops)
+        return {"command": f"rths run {scenario} --out {out}", "exit_code": 0, "steps": 4000, "sim_s": 4.0,
+                "segments": {"loop_s": loop_s, "startup_s": 1.0 + loop_s}, "sources": {}, "points": {}}
+    monkeypatch.setattr(measure, "measure_run_command", fake)
+    m = measure.median_run_command("contact_1d", tmp_path, [], 3, progress=lambda *_: None)
+    assert m["segments"]["loop_s"] == 2.5 and m["loop_x_runs"] == [1.6, 2.0, 4.0 / 3.0]
+    assert seen == [tmp_path / f"run_{i}" for i in (1, 2, 3)]       # each run in a folder of its own
+    detail = next(r for r in rows_run(m, SummaryOptions().resolved()) if r["id"] == "run.loop")["detail"]
+    assert "the run of the median of 3: 1.60, 2.00, 1.33×" in detail
+    loops = iter([2.5, 9.0])
+    results = iter([0, 1])
+
+    def failing(scenario, out, overrides=(), composed=False, progress=print):
+        return dict(fake(scenario, out), exit_code=next(results), error="boom")
+    monkeypatch.setattr(measure, "measure_run_command", failing)
+    m = measure.median_run_command("contact_1d", tmp_path, [], 3, progress=lambda *_: None)
+    assert m["exit_code"] == 1 and m["error"] == "boom"            # a failed run is reported, not skipped
 
 
 def test_dt_overrides_name_every_key_that_must_follow_the_step():

@@ -55,6 +55,7 @@ class SummaryOptions:
     composed_duration_s: float | None = None  # full: the scenario's; quick: 1 s
     vrths_scenarios: tuple[str, ...] = VRTHS_SCENARIOS
     vrths_repeats: int | None = None          # full: 3; quick: 1
+    run_repeats: int | None = None            # full: 3 (the run of the median loop speed reported); quick: 1
     face_points: int | None = None            # full: 200; quick: 8
     face_configs: tuple[str, ...] = FACE_CONFIGS
     face_cluster: bool = True                  # also on a Dask cluster started from the command line
@@ -75,7 +76,8 @@ class SummaryOptions:
         return replace(
             self, run_duration_s=self.run_duration_s or (1.0 if q else nominal),
             composed_duration_s=self.composed_duration_s or (1.0 if q else nominal),
-            vrths_repeats=self.vrths_repeats or (1 if q else 3), face_points=self.face_points or (8 if q else FACE_POINTS),
+            vrths_repeats=self.vrths_repeats or (1 if q else 3), run_repeats=self.run_repeats or (1 if q else 3),
+            face_points=self.face_points or (8 if q else FACE_POINTS),
             rates_hz=tuple(self.rates_hz or ((1000.0, 250.0) if q else RATES_HZ)),
             rt_duration_s=self.rt_duration_s or (1.0 if q else 5.0))
 
@@ -118,7 +120,9 @@ def rows_run(m: dict | None, opts: SummaryOptions, reason: str = "") -> list[dic
         "run.startup": "; ".join(startup + [f"START from {src.get('start', '–')}"]),
         "run.loop": f"START to STOP {_f(seg.get('loop_s'))} for {m['steps']} steps of "
                     f"{1e3 * m['sim_s'] / m['steps']:g} ms ({_f(seg.get('loop_s'), 1e3 / m['steps'], '.3f', ' ms')} "
-                    f"per step)",
+                    f"per step)" + (f"; the run of the median of {len(m['loop_x_runs'])}: "
+                                    + ", ".join(f"{x:.2f}" for x in m["loop_x_runs"]) + "× (every row of `rths run` "
+                                    "is that run's)" if len(m.get("loop_x_runs") or ()) > 1 else ""),
         "run.shutdown": f"nodes ended from {src.get('nodes_ended', '–')}",
         "run.analysis": f"end from {src.get('analysis_done', '–')}; then {_f(seg.get('exit_s'))} to exit",
         "run.whole": f"start-up {_f(seg.get('startup_s'))} + loop {_f(seg.get('loop_s'))} + shutdown "
@@ -385,7 +389,8 @@ def run_summary(opts: SummaryOptions, out: Path, log=print) -> dict:
     if "run" in sel:
         head(f"rths run {opts.scenario}: {opts.run_duration_s:g} s of loop, one process per node, lockstep")
         dur = [f"loop.duration_s={opts.run_duration_s:g}"] if opts.quick else []
-        m, why = _guard(lambda: measure.measure_run_command(opts.scenario, out / "run", ov + dur, progress=log), log)
+        m, why = _guard(lambda: measure.median_run_command(opts.scenario, out / "run", ov + dur, opts.run_repeats,
+                                                           progress=log), log)
         raw["run"] = m
         rows += rows_run(m, opts, why)
         if m:
