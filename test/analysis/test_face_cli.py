@@ -120,6 +120,50 @@ def test_points_go_to_the_cluster_in_batches_of_about_eight_per_worker():
     assert batches(0, 4) == []
 
 
+_MALLOC_PROBE = """
+import ctypes, sys
+from rths_ros.analysis.face.engine import _worker_malloc
+
+class Info(ctypes.Structure):       # glibc's struct mallinfo2
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+keep = []
+
+def mapped_by_one_array():          # blocks glibc maps on their own for one 1-MB array
+    before = libc.mallinfo2().hblks
+    keep.append(bytearray(1 << 20))
+    return libc.mallinfo2().hblks - before
+
+print("before", mapped_by_one_array())
+print(_worker_malloc(), mapped_by_one_array())
+print(_worker_malloc(), mapped_by_one_array())       # (the same call again: still raised)
+print(_worker_malloc(restore=True), mapped_by_one_array())
+"""
+
+
+@pytest.mark.parametrize("trim", ["65536", None])
+def test_a_nanny_started_worker_keeps_a_points_arrays_on_the_heap_for_the_sweep(trim):
+    """Dask's nanny starts workers with MALLOC_TRIM_THRESHOLD_=65536, under which glibc maps every array above
+    128 KB for each use (engine._worker_malloc); the sweep raises the thresholds, then sets them back.  A worker
+    without the variable is left alone."""
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_TRIM_THRESHOLD_"}
+    if trim is not None:
+        env["MALLOC_TRIM_THRESHOLD_"] = trim
+    r = subprocess.run([sys.executable, "-c", _MALLOC_PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = [ln.split() for ln in r.stdout.splitlines()]
+    if trim is None:
+        assert [ln[0] for ln in lines[1:]] == ["untouched"] * 3
+        return
+    assert lines[0] == ["before", "1"], lines                                      # mapped for its own use
+    assert lines[1] == ["raised", "0"] and lines[2] == ["raised", "0"], lines     # on the heap
+    assert lines[3] == ["restored", "1"], lines                                    # mapped again, as Dask set it
+
+
 def test_the_points_phase_is_read_from_the_progress_line():
     from rths_ros.bench.dask_cluster import points_phase_s
     text = ("  FACE s: [###---] 100/200 points done     3.1 s\r  FACE s: [######] 200/200 points done     6.4 s\n"
