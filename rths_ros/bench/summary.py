@@ -236,7 +236,9 @@ def rows_face_cluster(results: dict, pool: dict, opts: SummaryOptions, sweep: st
         out.append(row("face.cluster_vs_pool", what, ratio, "", op="<=", limit=T_CLUSTER_VS_POOL, command=cmd,
                        target=f"≤ {T_CLUSTER_VS_POOL:g} (no slower per worker)", display=f"{ratio:.2f}",
                        detail=f"points phase {two['points_s']:.1f} s on the cluster, {p2['points_s']:.1f} s in the "
-                              "process pool (--workers 2)", shortened=short))
+                              "process pool (--workers 2), each from the workers' start (the pool's processes "
+                              "forked; the client connected, after Dask's client library was imported); whole "
+                              f"command {two['wall_s']:.2f} s and {p2['wall_s']:.2f} s", shortened=short))
     return out
 
 
