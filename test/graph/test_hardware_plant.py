@@ -32,10 +32,17 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLE_4_1_NUM = (1011.0, 1053.1, 1123.5, 780.9, 988.1, 1070.9)
 TABLE_4_1_WC = (122.9, 55.5, 54.7, 55.3, 66.2, 59.0)
 
+# The emulators are threads of the node process.  The graph tier runs at idle priority beside the serial tier,
+# where that process was starved for 0.25 s to 2 s now and then: the client then reported a silent emulated
+# controller or a late F/T record (once each in a clean-clone run).  These tests are about the driver chain and
+# what a dead link does (the emulator stops answering at a step), not about the timeouts: they get slack (a
+# client timeout of 1 s: a dead link's three attempts, 3 s, stay within the loop's 5-s watchdog).
+SLACK = ["hardware.emulator_timeout_s=1", "hardware.emulator_watchdog_s=5"]
+
 
 @pytest.fixture(scope="module")
 def hardware_run(tmp_path_factory):
-    s = scn.load("contact_1d", plant="hardware")
+    s = scn.load("contact_1d", SLACK, plant="hardware")
     assert s.hardware.emulate and "hardware_plant" in s.run_nodes and "sim_plant" not in s.run_nodes
     out = tmp_path_factory.mktemp("hardware") / "run"
     res = run_scenario(s, out, progress=False)
@@ -97,7 +104,7 @@ def test_hardware_run_is_recorded_and_analysed_like_any_other(hardware_run):
 
 def test_link_fault_aborts_the_run_naming_the_link(tmp_path):
     fail_at = 600
-    s = scn.load("contact_1d", [f"hardware.emulator_fail_at_step={fail_at}", "recording.enabled=false"],
+    s = scn.load("contact_1d", [f"hardware.emulator_fail_at_step={fail_at}", "recording.enabled=false", *SLACK],
                  plant="hardware")
     res = run_scenario(s, tmp_path / "run", progress=False)
     assert res.code != 0
@@ -114,11 +121,7 @@ def test_link_fault_aborts_the_run_naming_the_link(tmp_path):
 
 
 def test_abort_elsewhere_ramps_the_rig_to_its_safe_pose_over_the_link(tmp_path):
-    # the link's silence limit 5 s instead of 1 s: this test is about the ramp over a living link, and the graph
-    # tier runs at idle priority, where the node process (emulated controller and client alike) was once starved
-    # for 2 s and then reported the controller silent (the dead link itself: the test above)
-    s = scn.load("contact_1d", ["faults.leg_command_offset_at_step=200", "hardware.emulator_watchdog_s=5"],
-                 plant="hardware")
+    s = scn.load("contact_1d", ["faults.leg_command_offset_at_step=200", *SLACK], plant="hardware")
     out = tmp_path / "run"
     res = run_scenario(s, out, progress=False)
     assert res.code != 0
