@@ -192,7 +192,7 @@ def test_quick_summary_of_the_in_process_rows(tmp_path):
     record.write_text(json.dumps({"wall_s": 512.5, "exit_code": 0, "date": "2026-01-01 00:00:00 +0000",
                                   "commit": "0123abcd", "pytest_args": ""}))
     opts = SummaryOptions(quick=True, only=("vrths", "face", "tests"), face_points=4, face_configs=("workers=1",),
-                          test_record=record)
+                          face_cluster=False, test_record=record)     # (the cluster rows: test_face_cli)
     logs = []
     s = run_summary(opts, tmp_path / "out", log=logs.append)
     rows = s["rows"]
@@ -202,6 +202,7 @@ def test_quick_summary_of_the_in_process_rows(tmp_path):
         assert by[f"vrths.{name}"]["measured"] > 0 and "µs/step" in by[f"vrths.{name}"]["detail"]
     assert by["face.workers=1"]["measured"] > 0 and by["face.workers=1"]["shortened"]
     assert by["face.workers=2"]["reason"] == "not selected"
+    assert all(r["measured"] is None for r in rows if r["id"].startswith("face.cluster"))
     assert (tmp_path / "out" / "face" / "workers_1" / "face.json").is_file()
     assert by["tests.wall"]["measured"] == 512.5 and "0123abcd" in by["tests.wall"]["detail"]
     assert by["tests.quick_wall"]["measured"] is None and "test_quick_wall.json" in by["tests.quick_wall"]["reason"]
@@ -211,6 +212,25 @@ def test_quick_summary_of_the_in_process_rows(tmp_path):
     md = markdown_summary(s, {"cores": 2}, "QUICK")
     assert "**QUICK**" in md and md.count("\n| ") >= len(ROW_IDS) + 1
     json.dumps(s)                                        # bench.json holds it as it is
+
+
+def test_the_cluster_rows_compare_the_points_phases():
+    """(Given measurements; the sweeps on a real cluster: test/analysis/test_face_cli.py.)"""
+    from rths_ros.bench.summary import rows_face_cluster
+    opts = SummaryOptions().resolved()
+    res = {f"cluster:{w}": {"wall_s": wall, "points_s": pts, "points_per_s": 200 / wall, "command": f"rths face {w}"}
+           for w, wall, pts in ((1, 10.2, 7.9), (2, 6.74, 4.3))}
+    pool = {"workers=2": {"wall_s": 6.65, "points_s": 4.4}}
+    by = {r["id"]: r for r in rows_face_cluster(res, pool, opts)}
+    assert by["face.cluster_speedup"]["measured"] == pytest.approx(7.9 / 4.3) and by["face.cluster_speedup"]["met"]
+    ratio = by["face.cluster_vs_pool"]
+    assert ratio["measured"] == pytest.approx(4.3 / 4.4) and ratio["met"] is True
+    assert "whole command 6.74 s and 6.65 s" in ratio["detail"] and "client connected" in ratio["detail"]
+    slower = {r["id"]: r for r in rows_face_cluster(res, {"workers=2": {"wall_s": 6.0, "points_s": 3.9}}, opts)}
+    assert slower["face.cluster_vs_pool"]["met"] is False
+    missing = {r["id"]: r for r in rows_face_cluster({"cluster:2": {"error": "no scheduler"}}, pool, opts)}
+    assert missing["face.cluster:2"]["measured"] is None and "no scheduler" in missing["face.cluster:2"]["reason"]
+    assert missing["face.cluster_vs_pool"]["measured"] is None
 
 
 def test_cli_bench_summary_writes_json_and_markdown(tmp_path, capsys):
