@@ -307,20 +307,6 @@ def test_the_operator_e_stop_aborts_the_run_and_the_platform_goes_to_its_safe_po
     assert [e["acted"] for e in live["e_stops"]] == [True] and live["e_stops"][0]["text"] == "test operator"
 
 
-def _past(progress: Path, step: int) -> bool:
-    """Every loop node of the run reported a step beyond ``step`` in progress.json (once a second), the run is
-    stopping, or a loop node has already ended (its timing file is written at its end)."""
-    if (progress.parent / "timing" / "stewart_platform.json").exists():
-        return True
-    try:
-        data = json.loads(progress.read_text())
-    except (OSError, ValueError):
-        return False
-    nodes = data.get("nodes") or {}
-    loop = ("sim_plant", "ft_sensor", "numerical_substructure", "stewart_platform")
-    return data.get("state") == "stopping" or all(int(nodes.get(n, 0)) > step for n in loop)
-
-
 def test_a_stopped_live_view_does_not_slow_a_lockstep_run(tmp_path):
     """Its readers are best effort: the lockstep writers' acknowledgement waits (every 2000 steps) never wait for it.
     With a reliable reader in a stopped process the wait at step 2000 would last safety.watchdog_s (5 s) and each
@@ -338,19 +324,16 @@ def test_a_stopped_live_view_does_not_slow_a_lockstep_run(tmp_path):
         stopped.append(pids[0])
         t0 = time.monotonic()
         t_end = t0 + 60.0
-        # resumed once every loop node is past the acknowledgement wait at step 2000 (before STOP: a live view still
-        # stopped when the other nodes have ended is ended by the runner 3 s later, which a loaded machine's
-        # polling here once missed)
-        while time.monotonic() < t_end and not _past(out / "progress.json", 2300):
+        while time.monotonic() < t_end and '"stopping"' not in (out / "progress.json").read_text():
             time.sleep(0.05)
         loop_s = time.monotonic() - t0
-        assert _past(out / "progress.json", 2300), "the run did not get past step 2300"
+        assert '"stopping"' in (out / "progress.json").read_text(), "the run did not reach STOP"
     finally:
         for pid in stopped:
             os.kill(pid, signal.SIGCONT)
         code, stdout, stderr = finish(proc)
     assert code == 0, (stdout, stderr)
-    assert loop_s < 20.0, f"2300 lockstep steps took {loop_s:.1f} s with the live view stopped"
+    assert loop_s < 20.0, f"2500 lockstep steps took {loop_s:.1f} s with the live view stopped"
     for name in ("numerical_substructure", "stewart_platform", "ft_sensor", "sim_plant"):
         log = (out / "logs" / f"{name}.log").read_text()
         assert "did not acknowledge" not in log, (name, log[-2000:])
