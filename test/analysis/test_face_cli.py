@@ -333,3 +333,18 @@ def test_contact_face_12_3_frequency(tmp_path):
     assert res["q_ref"] == pytest.approx(6.995, abs=0.01)
     assert res["q_pred"] == pytest.approx(7.18, abs=0.03)
     assert res["prediction_error"] == pytest.approx(0.026, abs=0.01)
+
+
+def test_a_cluster_sweep_without_dask_installed_says_what_to_install(tmp_path, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_dask(name, *args, **kwargs):
+        if name.split(".")[0] in ("distributed", "dask"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    from rths_ros.analysis.face.spec import load_sweep
+    spec = load_sweep(Path(__file__).resolve().parents[2] / "config" / "sweeps" / "contact_1d_kpp.yaml")[0]
+    with pytest.raises(ParameterError, match="dask and distributed are not installed"):
+        face.run_sweep(spec, tmp_path, lambda p: {}, cluster="local:1", check=False, progress=None)

@@ -219,7 +219,8 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
     def point_file(i: int) -> Path:
         return out / "points" / f"point_{i:03d}.npz"
     if cluster:     # Dask's client library (0.25 s of imports) is loaded before the clock of the points starts, as
-        import distributed  # noqa: F401  the process pool's module is: the points phase compares the workers
+        with contextlib.suppress(ImportError):  # the process pool's module is (without it: open_cluster's error)
+            import distributed  # noqa: F401
     t0 = time.monotonic()
     done = 0
 
@@ -230,8 +231,8 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
             progress(f"  FACE {spec.name}: [{bar}] {done}/{n} points done  {time.monotonic() - t0:6.1f} s")
 
     if cluster:
+        client, local = open_cluster(cluster)       # (first: it names what to install when Dask is missing)
         from distributed import as_completed as dask_completed
-        client, local = open_cluster(cluster)
         malloc_set = False
         try:
             # workers that see this disk (a LocalCluster's, a cluster on this machine or on a shared file system)
