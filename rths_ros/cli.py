@@ -305,6 +305,11 @@ def cmd_bench(a) -> int:
                                   a.loop_rate or 250.0, overrides=a.set)
         md += ["", markdown_link(data["link"])]
         print(markdown_link(data["link"]))
+    if a.what == "floor":               # what the machine allows a loop, without ROS (rths_ros/bench/floor.py)
+        from rths_ros.bench.floor import bench_floor, markdown_floor
+        data["floor"] = bench_floor(a.duration, a.loop_rate or 1000.0)
+        md += ["", markdown_floor(data["floor"])]
+        print(markdown_floor(data["floor"]))
     if a.what == "safety":
         data["safety"] = bench.bench_safety(a.scenario, out)
         md += ["", bench.markdown_safety(data["safety"])]
@@ -445,9 +450,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="measure what users wait for (default: the summary of every target), the "
                        "loop and the per-step cost of the core objects")
     b.add_argument("what", nargs="?", default="summary",
-                   choices=("summary", "core", "loop", "hops", "all", "safety", "flood", "link", "launch", "fe"),
+                   choices=("summary", "core", "loop", "hops", "all", "safety", "flood", "link", "launch", "fe",
+                            "floor"),
                    help="summary (default): every target in one run; or one of the detailed benches (hops: where a "
-                   "step's time goes, per topic and node; link: one host beside two emulated hosts, docs/distributed.md)")
+                   "step's time goes, per topic and node; link: one host beside two emulated hosts, docs/distributed.md; "
+                   "floor: what this machine allows a real-time loop, without ROS: interruptions of each CPU and a "
+                   "minimal chain through processes, --duration seconds each, at --loop-rate, default 1000 Hz)")
     b.add_argument("scenario", nargs="?", default="contact_1d",
                    help="scenario name (default contact_1d); with `launch`, `all` runs every scenario")
     b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")

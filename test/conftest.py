@@ -126,6 +126,9 @@ SERIAL = {
                                 "test_realtime_over_a_link_losing_two_percent_rides_through_and_counts_the_gaps",
                                 "test_a_cut_link_aborts_both_hosts_to_the_safe_pose_naming_the_link"},
     "graph/test_watchdog.py": ALL,
+    # SCHED_FIFO busy loops and a periodic chain: they would take the CPU from a realtime serial test
+    "test_bench_floor.py": ALL,
+    "runtime/test_rt.py": {"test_a_fifo_process_pinned_to_one_cpu_builds_the_plant_whose_blas_threads_hung_it"},
     "launch/test_launch_realtime_composed.py": ALL,
     "launch/test_launch_ros2_control.py": ALL,
     "launch/test_launch_start_failure.py": ALL,

@@ -77,7 +77,7 @@ class LoopParams:
 class RealtimeParams:
     priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of the processes that step the loop (plant, sensor, "
                           "numerical, platform, learners; a composed process) in realtime runs (0 = normal "
-                          "scheduling)")
+                          "scheduling); such a process runs one BLAS thread")
     observer_priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of the node processes off the loop's path "
                                    "(recorder, supervisor, live view) in realtime runs (0 = normal scheduling: they "
                                    "use what the loop leaves)")

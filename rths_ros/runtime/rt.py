@@ -1,4 +1,4 @@
-"""Optional real-time process setup: SCHED_FIFO priority, CPU affinity, mlockall, gc freeze.
+"""Optional real-time process setup: SCHED_FIFO priority (with one BLAS thread), CPU affinity, mlockall, gc freeze.
 
 Each request is tried; if the OS refuses it (no CAP_SYS_NICE, container limits, ...) exactly one
 warning naming everything that was refused is returned, and the run goes on without it.
@@ -23,6 +23,27 @@ def applied_settings() -> tuple[str, ...]:
     return tuple(_APPLIED)
 
 
+_BLAS_LIMIT: list = []
+
+
+def one_blas_thread() -> bool:
+    """Limit this process's BLAS (OpenBLAS under numpy and scipy) to one thread; True once it is limited.
+
+    A node's or a FACE point's matrices are small; extra BLAS threads only compete for the cores.  Under SCHED_FIFO
+    they are a hazard: OpenBLAS's idle threads spin on this CPU (its yield is a few no-ops, not ``sched_yield``), so
+    a FIFO process whose BLAS call handed work to a thread on the same CPU waits for it forever, and with
+    ``realtime.cpu_affinity`` on one CPU the plant's ``expm`` at configure never returned (measured: the run stayed at
+    "0/5 ready", the plant at 95 % of the CPU)."""
+    if _BLAS_LIMIT:
+        return True
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:     # pragma: no cover - in requirements/runtime.txt
+        return False
+    _BLAS_LIMIT.append(threadpool_limits(limits=1))
+    return True
+
+
 def fifo_priority(scenario, node_classes) -> int:
     """The SCHED_FIFO priority of a process of ``node_classes``: in realtime runs ``realtime.priority`` when one of
     them is on the loop's path, ``realtime.observer_priority`` when all are observers (recorder, supervisor, live
@@ -42,6 +63,8 @@ def apply_realtime(priority: int = 0, cpu_affinity: tuple[int, ...] = (), mlocka
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
             applied.append(f"SCHED_FIFO {priority}")
+            if one_blas_thread():       # a FIFO process's BLAS threads could hang it (one_blas_thread says why)
+                applied.append("one BLAS thread")
         except (PermissionError, OSError) as exc:
             refused.append(f"SCHED_FIFO priority {priority} ({exc.strerror or exc})")
     if cpu_affinity:

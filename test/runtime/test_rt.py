@@ -2,6 +2,7 @@
 process records as applied."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -50,6 +51,45 @@ def test_applied_settings_record_what_the_os_granted():
     applied, warning, recorded = eval(p.stdout.strip())        # (a literal of the child's own making)
     assert recorded == tuple(applied)
     if warning is None:
-        assert applied == ["SCHED_FIFO 3"]
+        assert applied == ["SCHED_FIFO 3", "one BLAS thread"]
     else:                                                       # not granted: nothing claimed
         assert applied == [] and "SCHED_FIFO priority 3" in warning
+
+
+def test_a_fifo_process_pinned_to_one_cpu_builds_the_plant_whose_blas_threads_hung_it():
+    """With ``realtime.priority`` and ``realtime.cpu_affinity`` on one CPU, a node process forked from the warmed
+    runner hung in the plant's construction (the legs' ``expm``): OpenBLAS re-creates its threads in a forked child at
+    the first BLAS call, after the switch to FIFO, so they inherit the priority and the CPU, and they spin there beside
+    the FIFO thread that waits for them (the run stayed at "0/5 ready", the plant at 95 % of the CPU).  apply_realtime
+    now limits a FIFO process to one BLAS thread.  The same sequence here in a child (FIFO must not stay on the test
+    process): BLAS used on every CPU, fork, the node's set-up, the plant built again."""
+    cpu = max(os.sched_getaffinity(0))
+    code = f"""
+import os, signal, sys, time
+from threadpoolctl import threadpool_info
+from rths_ros.app import scenario as scn
+from rths_ros.app.factory import build_plant
+s = scn.load("contact_1d", [], "realtime")
+build_plant(s)                                  # the runner: BLAS threads started on every CPU
+pid = os.fork()
+if pid == 0:                                    # the node process
+    from rths_ros.runtime.rt import apply_realtime
+    a, w = apply_realtime(priority=80, cpu_affinity=({cpu},), gc_freeze=False)
+    build_plant(s)
+    print(repr((a, w, sorted({{p["num_threads"] for p in threadpool_info()}}))), flush=True)
+    os._exit(0)
+t_end = time.monotonic() + 30
+while time.monotonic() < t_end:
+    if os.waitpid(pid, os.WNOHANG)[0]:
+        sys.exit(0)
+    time.sleep(0.05)
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+sys.exit(3)
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 3, "the FIFO process pinned to one CPU did not build the plant within 30 s"
+    assert p.returncode == 0, p.stderr
+    applied, warning, threads = eval(p.stdout.strip())         # (a literal of the child's own making)
+    assert warning is None, warning
+    assert applied == ["SCHED_FIFO 80", "one BLAS thread", f"affinity [{cpu}]"] and threads == [1]

@@ -27,6 +27,7 @@ from rths_ros.analysis.face.measures import q_value
 from rths_ros.analysis.face.outputs import _load_record, _save_record, write_outputs
 from rths_ros.analysis.face.spec import SweepSpec, load_sweep
 from rths_ros.params import ParameterError, to_dict
+from rths_ros.runtime.rt import one_blas_thread
 
 
 def _reference_q(spec: SweepSpec, run_point: Any, out_dir: Path | None) -> float | None:
@@ -44,20 +45,9 @@ def _reference_q(spec: SweepSpec, run_point: Any, out_dir: Path | None) -> float
     return None
 
 
-_BLAS_LIMIT: list = []
-
-
-def _one_blas_thread() -> None:
-    """In a worker process: one BLAS thread.  A point is a sequential simulation whose matrix products are tiny;
-    extra BLAS threads only compete with the other workers for the cores (on 2 cores, two workers with two
-    OpenBLAS threads each ran a point 2.5 times slower than one worker)."""
-    if _BLAS_LIMIT:
-        return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:     # pragma: no cover - in requirements/runtime.txt
-        return
-    _BLAS_LIMIT.append(threadpool_limits(limits=1))
+# Each worker process runs one BLAS thread (one_blas_thread): a point is a sequential simulation whose matrix
+# products are tiny, and extra BLAS threads only compete with the other workers for the cores (on 2 cores, two
+# workers with two OpenBLAS threads each ran a point 2.5 times slower than one worker).
 
 
 #: glibc's ``mallopt`` parameters (malloc.h) and the thresholds a point's arrays need: a sweep's worker allocates
@@ -123,10 +113,10 @@ def _call_batch(run_point, items, retries: int = 0, spec: SweepSpec | None = Non
 
 
 def _worker_setup(probe: str) -> tuple[str | None, str]:
-    """Each Dask worker before a sweep, in one round trip: one BLAS thread (:func:`_one_blas_thread`), malloc for the
+    """Each Dask worker before a sweep, in one round trip: one BLAS thread (:func:`one_blas_thread`), malloc for the
     points (:func:`_worker_malloc`), and the text of the file ``probe`` as this worker reads it (None: no such file
     here)."""
-    _one_blas_thread()
+    one_blas_thread()
     try:
         text = Path(probe).read_text()
     except OSError:
@@ -269,7 +259,7 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
         # workers start from a fresh interpreter instead
         from rths_ros.runtime.forked import dds_threads
         ctx = multiprocessing.get_context("forkserver") if dds_threads() else None
-        with cf.ProcessPoolExecutor(max_workers=workers, initializer=_one_blas_thread, mp_context=ctx) as pool:
+        with cf.ProcessPoolExecutor(max_workers=workers, initializer=one_blas_thread, mp_context=ctx) as pool:
             futs = {pool.submit(_call, run_point, pt, str(point_file(i)), retries, (spec, i, values[i])): i
                     for i, pt in enumerate(points)}
             for fut in cf.as_completed(futs):
