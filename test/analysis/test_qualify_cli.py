@@ -84,10 +84,10 @@ def test_in_loop_tuning_picks_the_lag_and_a_model_that_reduce_the_error(qualifie
     assert e == pytest.approx(best["e_track_rel"], rel=1e-9)
 
 
-def test_bad_grid_is_refused(rths_cli, tmp_path):
-    p = rths_cli("qualify", "contact_1d", "--freqs", "1,x", "--out", str(tmp_path / "q"))
+def test_bad_grid_is_refused(rths_local, tmp_path):
+    p = rths_local("qualify", "contact_1d", "--freqs", "1,x", "--out", str(tmp_path / "q"))
     assert p.returncode == 2 and "--freqs" in p.stderr
-    p = rths_cli("qualify", "contact_1d", "--freqs", "600", "--out", str(tmp_path / "q"))
+    p = rths_local("qualify", "contact_1d", "--freqs", "600", "--out", str(tmp_path / "q"))
     assert p.returncode == 2 and "Nyquist" in p.stderr
-    p = rths_cli("qualify", "gait_vpp", "--freqs", "1", "--out", str(tmp_path / "q"))
+    p = rths_local("qualify", "gait_vpp", "--freqs", "1", "--out", str(tmp_path / "q"))
     assert p.returncode == 2 and "numerical.model" in p.stderr

@@ -208,6 +208,8 @@ class Intruder:
             rclpy.shutdown(context=ctx)
 
     def close(self) -> None:
+        if self._stop.is_set():
+            return
         self._stop.set()
         self._thread.join(5)
         self.node.destroy_node()
@@ -450,6 +452,9 @@ def test_a_node_that_takes_a_producers_name_after_start_is_foreign_and_a_foreign
         assert _spin_until(ex, lambda: {"numerical_substructure", "recorder"} <= rejected(), 30), rejected()
         report = next(e for e in events if e.type == GUARD_EVENT and e.source == "numerical_substructure")
         assert "rejected /rths/interface_force from /ft_sensor" in report.reason, report.reason
+        # the impostor has done its part; it stops before the run ends, so no thread of this process is in a DDS
+        # call while the run's participants leave (one CI run hung in the join below with the impostor publishing)
+        impostor.close()
         pub = node.create_publisher(String, "/rths/estop", events_qos())
         assert _spin_until(ex, lambda: pub.get_subscription_count() >= 1, 20)
         pub.publish(String(data="foreign operator"))
