@@ -51,7 +51,7 @@ from rths_ros.runtime.profiling import profiled
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.ros_parameters import scenario_parameters
 from rths_ros.runtime.rt import applied_settings as rt_applied
-from rths_ros.runtime.rt import apply_realtime, fifo_priority
+from rths_ros.runtime.rt import apply_realtime, enter_idle, fifo_priority, idle_observer
 from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
@@ -346,6 +346,7 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
             self.started = True
             self.guard.snapshot(freeze=True, start=msg)
             self.on_start()
+            enter_idle()        # a lockstep run's observers from here on (rt.idle_observer)
         elif msg.type == TestEvent.STOP and not self.done:
             startup.mark("stop")
             self.stop_step = int(msg.step)
@@ -550,8 +551,8 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
         return 2
     out = Path(args.out) if args.out else None
     rt = scenario.realtime
-    applied, warning = apply_realtime(fifo_priority(scenario, node_classes),
-                                      tuple(rt.cpu_affinity), rt.mlockall, False)
+    applied, warning = apply_realtime(fifo_priority(scenario, node_classes), tuple(rt.cpu_affinity), rt.mlockall,
+                                      False, idle_observer(scenario, node_classes))
     enter_netns_from_env()      # a run split over two hosts: this node's host, before its DDS participant
     apply_partition(scenario.safety.partition, ros_args, out, prog)     # and the loop topics' DDS partition
     rclpy.init(args=["--ros-args", *ros_args[1:]] if ros_args else None,
