@@ -82,7 +82,7 @@ class RealtimeParams:
                                    "(recorder, supervisor, live view) in realtime runs (0 = normal scheduling: they "
                                    "use what the loop leaves)")
     lockstep_observers_idle: bool = param(True, "", doc="in lockstep runs, the node processes off the loop's path "
-                                          "(recorder, supervisor, live view) run at SCHED_IDLE: they take the CPU the "
+                                          "(recorder, supervisor, live view) run at SCHED_IDLE from START: they take the CPU the "
                                           "loop leaves, and their wake-ups never preempt a loop process (the loop "
                                           "waits for the recorder at its acknowledgement points when it falls behind)")
     cpu_affinity: tuple[int, ...] = param([], "", 0, 1023, "CPUs the node processes may run on (empty = all)")

@@ -50,8 +50,7 @@ from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.profiling import profiled
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.ros_parameters import scenario_parameters
-from rths_ros.runtime.rt import applied_settings as rt_applied
-from rths_ros.runtime.rt import apply_realtime, enter_idle, fifo_priority, idle_observer
+from rths_ros.runtime.rt import applied_settings, apply_realtime, enter_idle, fifo_priority, idle_observer
 from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
@@ -456,7 +455,7 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
 
     def timing_summary(self) -> dict:
         s = self.timing.summary()
-        s["node"], s["mode"], s["realtime_setup"] = self.role, self.mode, list(rt_applied())   # (rt.py)
+        s["node"], s["mode"], s["realtime_setup"] = self.role, self.mode, list(applied_settings())   # (rt.py)
         s["wall_s"] = time.monotonic() - self._t_start
         s["process_cpu_s"] = time.process_time()   # the whole process (all nodes of a composed process)
         s["exit_code"] = self.exit_code

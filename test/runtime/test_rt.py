@@ -47,8 +47,13 @@ def test_the_observers_of_a_lockstep_run_are_idle(mode, sets, classes, expected)
     assert idle_observer(scn.load("contact_1d", sets, mode), classes) is expected
 
 
+# a child that starts at normal scheduling, as a node process does (`make test` runs the unit tests at SCHED_IDLE)
+NORMAL = "os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))\n"
+
+
 def test_an_observer_process_goes_idle_at_start_with_every_thread_and_says_so():
     code = ("import os, threading\n"
+            f"{NORMAL}"
             "from rths_ros.runtime.rt import apply_realtime, applied_settings, enter_idle\n"
             "a, w = apply_realtime(gc_freeze=False, idle_from_start=True)\n"
             "apply_realtime(gc_freeze=False)\n"      # node_main's later call (the gc freeze) keeps the request
@@ -69,6 +74,7 @@ def test_an_observer_process_goes_idle_at_start_with_every_thread_and_says_so():
 
 def test_a_process_not_asked_to_stays_as_it_is_at_start():
     code = ("import os\n"
+            f"{NORMAL}"
             "from rths_ros.runtime.rt import apply_realtime, enter_idle\n"
             "apply_realtime(gc_freeze=False)\n"
             "print(repr((enter_idle(), os.sched_getscheduler(0) == os.SCHED_OTHER)))\n")
