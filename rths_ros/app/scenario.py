@@ -81,10 +81,10 @@ class RealtimeParams:
     observer_priority: int = param(0, "", 0, 99, "SCHED_FIFO priority of the node processes off the loop's path "
                                    "(recorder, supervisor, live view) in realtime runs (0 = normal scheduling: they "
                                    "use what the loop leaves)")
-    lockstep_observers_idle: bool = param(True, "", doc="in lockstep runs, the node processes off the loop's path "
-                                          "(recorder, supervisor, live view) run at SCHED_IDLE from START: they take the CPU the "
-                                          "loop leaves, and their wake-ups never preempt a loop process (the loop "
-                                          "waits for the recorder at its acknowledgement points when it falls behind)")
+    lockstep_observers_batch: bool = param(True, "", doc="in lockstep runs, the node processes off the loop's path "
+                                           "(recorder, supervisor, live view) run at SCHED_BATCH from START: their "
+                                           "wake-ups do not preempt a loop process, and they keep their share of "
+                                           "the CPU")
     cpu_affinity: tuple[int, ...] = param([], "", 0, 1023, "CPUs the node processes may run on (empty = all)")
     mlockall: bool = param(False, "", doc="lock all pages in memory (no page faults on the fast path)")
     gc_freeze: bool = param(True, "", doc="freeze the objects created during start-up out of the garbage collector")

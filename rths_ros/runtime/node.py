@@ -50,7 +50,7 @@ from rths_ros.runtime.orderly_stop import OrderlyStop
 from rths_ros.runtime.profiling import profiled
 from rths_ros.runtime.qos import control_qos, diagnostics_qos, events_qos
 from rths_ros.runtime.ros_parameters import scenario_parameters
-from rths_ros.runtime.rt import applied_settings, apply_realtime, enter_idle, fifo_priority, idle_observer
+from rths_ros.runtime.rt import applied_settings, apply_realtime, batch_observer, enter_batch, fifo_priority
 from rths_ros.runtime.teardown import teardown
 from rths_ros.runtime.timing import TimingStats
 from rths_ros.runtime.topics import BY_NAME, expected_consumers
@@ -345,7 +345,7 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
             self.started = True
             self.guard.snapshot(freeze=True, start=msg)
             self.on_start()
-            enter_idle()        # a lockstep run's observers from here on (rt.idle_observer)
+            enter_batch()        # a lockstep run's observers from here on (rt.batch_observer)
         elif msg.type == TestEvent.STOP and not self.done:
             startup.mark("stop")
             self.stop_step = int(msg.step)
@@ -551,7 +551,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     out = Path(args.out) if args.out else None
     rt = scenario.realtime
     applied, warning = apply_realtime(fifo_priority(scenario, node_classes), tuple(rt.cpu_affinity), rt.mlockall,
-                                      False, idle_observer(scenario, node_classes))
+                                      False, batch_observer(scenario, node_classes))
     enter_netns_from_env()      # a run split over two hosts: this node's host, before its DDS participant
     apply_partition(scenario.safety.partition, ros_args, out, prog)     # and the loop topics' DDS partition
     rclpy.init(args=["--ros-args", *ros_args[1:]] if ros_args else None,

@@ -54,55 +54,57 @@ def fifo_priority(scenario, node_classes) -> int:
     return int(scenario.realtime.priority if on_loop else scenario.realtime.observer_priority)
 
 
-def idle_observer(scenario, node_classes) -> bool:
-    """Whether a process of ``node_classes`` runs at SCHED_IDLE from START on: in lockstep runs with
-    ``realtime.lockstep_observers_idle``, a process of observers only (recorder, supervisor, live view).  The loop's
-    four processes pass the step along one after the other, so on two cores the observers have the other core; at
-    normal scheduling their wake-ups (the recorder takes every loop message) preempted the loop's processes.
-    Measured on 2 cores, `rths run contact_1d --no-plots`, three interleaved pairs: 1.78, 1.75, 1.74x real time at
-    normal scheduling, 1.98, 2.04, 1.94x with the observers at SCHED_IDLE.  Not before START: an observer's checks
-    at START (the guard's snapshot of the publishers) keep the timing they have at normal scheduling."""
-    return (scenario.loop.mode == "lockstep" and scenario.realtime.lockstep_observers_idle
+def batch_observer(scenario, node_classes) -> bool:
+    """Whether a process of ``node_classes`` runs at SCHED_BATCH from START on: in lockstep runs with
+    ``realtime.lockstep_observers_batch``, a process of observers only (recorder, supervisor, live view).  The
+    loop's four processes pass the step along one after the other; at normal scheduling the observers' wake-ups (the
+    recorder takes every loop message) preempted them.  A SCHED_BATCH thread does not preempt the running one when
+    it wakes, and keeps its full share of the CPU.  SCHED_IDLE, tried first, was faster alone (1.98, 2.04, 1.94x
+    against 1.78, 1.75, 1.74x) but starves the observers whenever anything else wants the CPU: beside other work
+    the recorder fell so far behind that the loop's publishers ran out of history and the run aborted, and the
+    supervisor's progress stood still for two minutes.  Not before START: an observer's checks at START (the
+    guard's snapshot of the publishers) keep the timing they have at normal scheduling."""
+    return (scenario.loop.mode == "lockstep" and scenario.realtime.lockstep_observers_batch
             and all(getattr(c, "observer", False) for c in node_classes))
 
 
-#: whether this process goes to SCHED_IDLE at START (:func:`idle_at_start`), and whether it has
-_IDLE = {"requested": False, "entered": False}
+#: whether this process goes to SCHED_BATCH at START (:func:`batch_at_start`), and whether it has
+_BATCH = {"requested": False, "entered": False}
 
 
-def idle_at_start(requested: bool) -> None:
-    """Ask :func:`enter_idle` to take effect (node_main: :func:`apply_realtime` with :func:`idle_observer`)."""
-    _IDLE["requested"] = bool(requested)
+def batch_at_start(requested: bool) -> None:
+    """Ask :func:`enter_batch` to take effect (node_main: :func:`apply_realtime` with :func:`batch_observer`)."""
+    _BATCH["requested"] = bool(requested)
 
 
-def enter_idle() -> bool:
-    """Every thread of this process (the scheduling policy is a thread's) to SCHED_IDLE, once, when
-    :func:`idle_at_start` asked for it; threads started later inherit it.  True when it took effect now."""
-    if not _IDLE["requested"] or _IDLE["entered"]:
+def enter_batch() -> bool:
+    """Every thread of this process (the scheduling policy is a thread's) to SCHED_BATCH, once, when
+    :func:`batch_at_start` asked for it; threads started later inherit it.  True when it took effect now."""
+    if not _BATCH["requested"] or _BATCH["entered"]:
         return False
-    _IDLE["entered"] = True
+    _BATCH["entered"] = True
     refused = []
     for tid in os.listdir("/proc/self/task"):
         try:
-            os.sched_setscheduler(int(tid), os.SCHED_IDLE, os.sched_param(0))
+            os.sched_setscheduler(int(tid), os.SCHED_BATCH, os.sched_param(0))
         except ProcessLookupError:       # a thread that has ended since the listing
             pass
         except OSError as exc:
             refused.append(exc.strerror or str(exc))
     if refused:
         return False
-    _APPLIED.append("SCHED_IDLE from START")
+    _APPLIED.append("SCHED_BATCH from START")
     return True
 
 
 def apply_realtime(priority: int = 0, cpu_affinity: tuple[int, ...] = (), mlockall: bool = False,
-                   gc_freeze: bool = True, idle_from_start: bool = False) -> tuple[list[str], str | None]:
-    """Apply the requested settings (``idle_from_start``: :func:`enter_idle` at START takes effect).  Returns
+                   gc_freeze: bool = True, batch_from_start: bool = False) -> tuple[list[str], str | None]:
+    """Apply the requested settings (``batch_from_start``: :func:`enter_batch` at START takes effect).  Returns
     (applied, warning or None)."""
     applied: list[str] = []
     refused: list[str] = []
-    if idle_from_start:
-        idle_at_start(True)
+    if batch_from_start:
+        batch_at_start(True)
     if priority > 0:
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))

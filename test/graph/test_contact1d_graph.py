@@ -58,11 +58,11 @@ def test_reanalysis_of_the_bag_gives_the_same_metrics(graph_run, rths_local, tmp
 
 
 def test_the_observers_of_a_lockstep_run_take_the_cpu_the_loop_leaves(graph_run):
-    """realtime.lockstep_observers_idle (default true): the recorder and the supervisor ran at SCHED_IDLE from START
+    """realtime.lockstep_observers_batch (default true): the recorder and the supervisor ran at SCHED_BATCH from START
     on, the loop's processes at normal scheduling (each node's timing/<node>.json lists what it got)."""
     out, _ = graph_run
     setups = {n: json.loads((out / "timing" / f"{n}.json").read_text())["realtime_setup"]
               for n in ("recorder", "supervisor", "sim_plant", "ft_sensor", "numerical_substructure",
                         "stewart_platform")}
-    assert [n for n, a in setups.items() if "SCHED_IDLE from START" in a] == ["recorder", "supervisor"], setups
+    assert [n for n, a in setups.items() if "SCHED_BATCH from START" in a] == ["recorder", "supervisor"], setups
     assert not any("SCHED_FIFO" in a for a in setups.values()), setups

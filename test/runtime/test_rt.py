@@ -14,7 +14,7 @@ from rths_ros.nodes.live_view import LiveView
 from rths_ros.nodes.recorder import Recorder
 from rths_ros.nodes.sim_plant import SimPlantNode
 from rths_ros.nodes.supervisor import Supervisor
-from rths_ros.runtime.rt import fifo_priority, idle_observer
+from rths_ros.runtime.rt import batch_observer, fifo_priority
 
 RT = ["realtime.priority=70", "realtime.observer_priority=20"]
 
@@ -40,44 +40,44 @@ def test_lockstep_runs_never_take_sched_fifo():
     ("lockstep", [], (Recorder,), True), ("lockstep", [], (Supervisor, Recorder), True),
     ("lockstep", [], (LiveView,), True), ("lockstep", [], (SimPlantNode,), False),
     ("lockstep", [], (Recorder, Supervisor, SimPlantNode, FtSensorNode), False),    # a composed process steps the loop
-    ("lockstep", ["realtime.lockstep_observers_idle=false"], (Recorder,), False),
+    ("lockstep", ["realtime.lockstep_observers_batch=false"], (Recorder,), False),
     ("realtime", [], (Recorder,), False),                  # realtime: realtime.observer_priority decides
 ])
-def test_the_observers_of_a_lockstep_run_are_idle(mode, sets, classes, expected):
-    assert idle_observer(scn.load("contact_1d", sets, mode), classes) is expected
+def test_the_observers_of_a_lockstep_run_are_batch(mode, sets, classes, expected):
+    assert batch_observer(scn.load("contact_1d", sets, mode), classes) is expected
 
 
 # a child that starts at normal scheduling, as a node process does (`make test` runs the unit tests at SCHED_IDLE)
 NORMAL = "os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))\n"
 
 
-def test_an_observer_process_goes_idle_at_start_with_every_thread_and_says_so():
+def test_an_observer_process_goes_batch_at_start_with_every_thread_and_says_so():
     code = ("import os, threading\n"
             f"{NORMAL}"
-            "from rths_ros.runtime.rt import apply_realtime, applied_settings, enter_idle\n"
-            "a, w = apply_realtime(gc_freeze=False, idle_from_start=True)\n"
+            "from rths_ros.runtime.rt import apply_realtime, applied_settings, enter_batch\n"
+            "a, w = apply_realtime(gc_freeze=False, batch_from_start=True)\n"
             "apply_realtime(gc_freeze=False)\n"      # node_main's later call (the gc freeze) keeps the request
             "before = os.sched_getscheduler(0)\n"
             "ev = threading.Event()\n"
             "t = threading.Thread(target=ev.wait)\n"
             "t.start()\n"
-            "first, again = enter_idle(), enter_idle()\n"
+            "first, again = enter_batch(), enter_batch()\n"
             "policies = {os.sched_getscheduler(int(tid)) for tid in os.listdir('/proc/self/task')}\n"
             "ev.set(); t.join()\n"
-            "print(repr((a, w, before == os.SCHED_OTHER, first, again, policies == {os.SCHED_IDLE}, "
+            "print(repr((a, w, before == os.SCHED_OTHER, first, again, policies == {os.SCHED_BATCH}, "
             "applied_settings())))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
-    # (a literal of the child's own making): nothing at start-up, every thread idle at START, once
-    assert eval(p.stdout.strip()) == ([], None, True, True, False, True, ("SCHED_IDLE from START",))
+    # (a literal of the child's own making): nothing at start-up, every thread batch at START, once
+    assert eval(p.stdout.strip()) == ([], None, True, True, False, True, ("SCHED_BATCH from START",))
 
 
 def test_a_process_not_asked_to_stays_as_it_is_at_start():
     code = ("import os\n"
             f"{NORMAL}"
-            "from rths_ros.runtime.rt import apply_realtime, enter_idle\n"
+            "from rths_ros.runtime.rt import apply_realtime, enter_batch\n"
             "apply_realtime(gc_freeze=False)\n"
-            "print(repr((enter_idle(), os.sched_getscheduler(0) == os.SCHED_OTHER)))\n")
+            "print(repr((enter_batch(), os.sched_getscheduler(0) == os.SCHED_OTHER)))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert eval(p.stdout.strip()) == (False, True)
