@@ -68,18 +68,13 @@ def batch_observer(scenario, node_classes) -> bool:
             and all(getattr(c, "observer", False) for c in node_classes))
 
 
-#: whether this process goes to SCHED_BATCH at START (:func:`batch_at_start`), and whether it has
+#: whether this process goes to SCHED_BATCH at START (apply_realtime's ``batch_from_start``), and whether it has
 _BATCH = {"requested": False, "entered": False}
-
-
-def batch_at_start(requested: bool) -> None:
-    """Ask :func:`enter_batch` to take effect (node_main: :func:`apply_realtime` with :func:`batch_observer`)."""
-    _BATCH["requested"] = bool(requested)
 
 
 def enter_batch() -> bool:
     """Every thread of this process (the scheduling policy is a thread's) to SCHED_BATCH, once, when
-    :func:`batch_at_start` asked for it; threads started later inherit it.  True when it took effect now."""
+    :func:`apply_realtime` asked for it; threads started later inherit it.  True when it took effect now."""
     if not _BATCH["requested"] or _BATCH["entered"]:
         return False
     _BATCH["entered"] = True
@@ -103,8 +98,8 @@ def apply_realtime(priority: int = 0, cpu_affinity: tuple[int, ...] = (), mlocka
     (applied, warning or None)."""
     applied: list[str] = []
     refused: list[str] = []
-    if batch_from_start:
-        batch_at_start(True)
+    if batch_from_start:        # (a later call without it, node_main's gc freeze, keeps the request)
+        _BATCH["requested"] = True
     if priority > 0:
         try:
             os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
