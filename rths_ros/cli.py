@@ -307,7 +307,12 @@ def cmd_bench(a) -> int:
         print(markdown_link(data["link"]))
     if a.what == "floor":               # what the machine allows a loop, without ROS (rths_ros/bench/floor.py)
         from rths_ros.bench.floor import bench_floor, markdown_floor
-        data["floor"] = bench_floor(a.duration, a.loop_rate or 1000.0)
+        rate = a.loop_rate or 1000.0
+        for key, value, low, high in (("--duration", a.duration, 0.1, 600.0), ("--loop-rate", rate, 1.0, 10000.0)):
+            if not low <= value <= high:
+                print(f"rths bench floor: error: {key}: {value:g} is outside [{low:g}, {high:g}]", file=sys.stderr)
+                return 2
+        data["floor"] = bench_floor(a.duration, rate)
         md += ["", markdown_floor(data["floor"])]
         print(markdown_floor(data["floor"]))
     if a.what == "safety":

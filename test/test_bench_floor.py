@@ -44,3 +44,11 @@ def test_rths_bench_floor_writes_both_tables(rths_cli, tmp_path):
     assert [r["priority"] for r in d["chain"]] == [80, 0] and all(r["steps"] == 150 for r in d["chain"])
     md = (tmp_path / "bench.md").read_text()
     assert "| 4 | 500 | SCHED_FIFO 80 | 150 |" in md and "| 4 | 500 | normal | 150 |" in md
+
+
+@pytest.mark.parametrize("args, message", [(["--duration", "0"], "--duration: 0 is outside [0.1, 600]"),
+                                           (["--loop-rate", "-5"], "--loop-rate: -5 is outside [1, 10000]")])
+def test_rths_bench_floor_refuses_a_duration_or_rate_out_of_range(rths_local, tmp_path, args, message):
+    p = rths_local("bench", "floor", *args, "--out", str(tmp_path))
+    assert p.returncode == 2 and message in p.stderr, p.stderr
+    assert not (tmp_path / "bench.json").exists()
