@@ -169,104 +169,6 @@ def _has_sequence(ts, typename: str) -> bool:
     return False
 
 
-class _Layout:
-    """A CDR (XCDR1, little endian) layout built field by field: each primitive aligned to its size (at most 8)
-    from the start of the payload, padding written as zero bytes."""
-
-    def __init__(self):
-        self.fmt, self.off = ["<"], 0
-
-    def add(self, code: str, size: int, count: int = 1) -> _Layout:
-        pad = (-self.off) % min(size, 8)
-        if pad:
-            self.fmt.append(f"{pad}x")
-            self.off += pad
-        self.fmt.append(f"{count}{code}" if code != "s" else f"{count}s")
-        self.off += size * count
-        return self
-
-    def header(self, fid: int) -> _Layout:        # std_msgs/Header: stamp (int32, uint32), frame_id (string)
-        return self.add("i", 4).add("I", 4).add("I", 4).add("s", 1, fid)
-
-    def seq(self, n: int) -> _Layout:             # float64[]: uint32 count, the values
-        self.add("I", 4)
-        return self.add("d", 8, n) if n else self
-
-    def struct(self):
-        import struct
-        return struct.Struct("".join(self.fmt))
-
-
-def _fast_cdr(typename: str):
-    """A hand-laid CDR encoder for the six loop messages a composed recorder writes every step (``msg -> bytes``),
-    about twice as fast as rclpy's ``serialize_message``, which converts the whole message to C first; None for
-    any other type.  The layout depends on the frame_id's length and the sequences' lengths, each cached."""
-    import numpy as np
-    enc = b"\x00\x01\x00\x00"
-    cache: dict = {}
-
-    def fid_of(m):
-        f = m.header.frame_id.encode() + b"\0"
-        return f, len(f)
-
-    if typename in ("rths_ros/msg/LegState", "rths_ros/msg/LegCommand"):
-        legs = typename.endswith("LegCommand")
-
-        def encode(m):
-            f, n = fid_of(m)
-            st = cache.get(n) or cache.setdefault(n, (_Layout().header(n).add("Q", 8).add("d", 8, 24).add("i", 4)
-                                                      .add("I", 4) if legs else
-                                                      _Layout().header(n).add("Q", 8).add("d", 8, 18).add("B", 1))
-                                                     .struct())
-            h = m.header.stamp
-            if legs:
-                o = m.origin_stamp
-                return enc + st.pack(h.sec, h.nanosec, n, f, m.step, *np.concatenate(
-                    (m.length, m.velocity, m.feedforward_velocity, m.feedforward_position)).tolist(), o.sec, o.nanosec)
-            return enc + st.pack(h.sec, h.nanosec, n, f, m.step,
-                                 *np.concatenate((m.length, m.velocity, m.current)).tolist(), m.status)
-        return encode
-    if typename == "rths_ros/msg/RawWrench":
-        def encode(m):
-            f, n = fid_of(m)
-            st = cache.get(n) or cache.setdefault(n, _Layout().header(n).add("Q", 8).add("d", 8, 6).add("I", 4)
-                                                  .add("B", 1).struct())
-            h, w = m.header.stamp, m.wrench
-            return enc + st.pack(h.sec, h.nanosec, n, f, m.step, w.force.x, w.force.y, w.force.z, w.torque.x,
-                                 w.torque.y, w.torque.z, m.sequence, m.status)
-        return encode
-    pair = {"rths_ros/msg/InterfaceForce": ("force", "measured"), "rths_ros/msg/InterfaceCommand": ("position", "velocity"),
-            "rths_ros/msg/InterfaceState": ("position", "velocity")}.get(typename)
-    if pair is None:
-        return None
-    first, second = pair
-    kind = typename.rsplit("/", 1)[1]
-
-    def encode(m):
-        f, n = fid_of(m)
-        a, b = getattr(m, first), getattr(m, second)
-        key = (n, len(a), len(b))
-        st = cache.get(key)
-        if st is None:
-            lay = _Layout().header(n).add("Q", 8).seq(len(a)).seq(len(b))
-            if kind == "InterfaceForce":
-                lay.add("?", 1).add("i", 4).add("I", 4)
-            elif kind == "InterfaceCommand":
-                lay.add("Q", 8).add("i", 4).add("I", 4)
-            st = cache.setdefault(key, lay.struct())
-        h = m.header.stamp
-        head = (h.sec, h.nanosec, n, f, m.step, len(a), *np.asarray(a, float).tolist(), len(b),
-                *np.asarray(b, float).tolist())
-        if kind == "InterfaceForce":
-            o = m.origin_stamp
-            return enc + st.pack(*head, bool(m.contact), o.sec, o.nanosec)
-        if kind == "InterfaceCommand":
-            o = m.origin_stamp
-            return enc + st.pack(*head, m.origin_step, o.sec, o.nanosec)
-        return enc + st.pack(*head)
-    return encode
-
-
 def cdr_serializer(typename: str):
     """``msg -> bytes``: an rclpy message serialized as its DDS publisher puts it on the wire (what a recorder's
     subscription receives), for a recorder that takes messages in process.  rclpy's ``serialize_message`` sizes
@@ -274,8 +176,9 @@ def cdr_serializer(typename: str):
     the wire has 56; an AdaptiveFilter without gains: 204 for 200), with zeros after the message, which rosbags
     refuses to read; for a type with a sequence the bytes are cut to the exact CDR size (rosbags' own size
     function, about 0.6 µs).  A type without one needs no check (test/test_bag_writer.py).  The six loop messages
-    recorded every step have an encoder of their own (:func:`_fast_cdr`), which writes exact sizes."""
-    fast = _fast_cdr(typename)
+    recorded every step have an encoder of their own (:func:`rths_ros.cdr.encoder`), which writes exact sizes."""
+    from rths_ros.cdr import encoder
+    fast = encoder(typename)
     if fast is not None:
         return fast
     from rclpy.serialization import serialize_message

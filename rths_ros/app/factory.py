@@ -55,8 +55,14 @@ def build_platform_path(s: Scenario) -> PlatformPath:
 
 
 def build_force_path(s: Scenario) -> ForcePath:
-    """The ft_sensor node's path of the scenario's model family."""
-    return parts(s).force(s)
+    """The ft_sensor node's path of the scenario's model family.  A path that needs the leg state of each step in a
+    family that declares ``force_reads_legs=False`` is refused (its plant would publish the wrench first)."""
+    path = parts(s).force(s)
+    if getattr(path, "needs_leg_state", False) and not parts(s).force_reads_legs:
+        raise ValueError(f"model family {registry.family(s).name!r}: its force path needs the leg state of each "
+                         "step, but the family declares force_reads_legs=False (its plant would publish the "
+                         "wrench first); declare it true")
+    return path
 
 
 def build_plant(s: Scenario):

@@ -85,6 +85,9 @@ class RealtimeParams:
                                            "(recorder, supervisor, live view) run at SCHED_BATCH from START: their "
                                            "wake-ups do not preempt a loop process, and they keep their share of "
                                            "the CPU")
+    fast_decode: bool = param(True, "", doc="the loop topics' subscriptions take each message as CDR bytes and "
+                              "decode it with the package's own decoder (rths_ros/cdr.py: the same message object, "
+                              "in 1-3 us instead of rclpy's 7-13 us); false: rclpy's conversion")
     cpu_affinity: tuple[int, ...] = param([], "", 0, 1023, "CPUs the node processes may run on (empty = all)")
     mlockall: bool = param(False, "", doc="lock all pages in memory (no page faults on the fast path)")
     gc_freeze: bool = param(True, "", doc="freeze the objects created during start-up out of the garbage collector")

@@ -41,7 +41,10 @@ class FamilyParts:
     plant has Stewart legs (a JointState of six legs); ``blend``: the numerical node's force blend (or None);
     ``aff``: the adaptive feedforward filter of ``aff.enabled`` (both halves; None: the family has none);
     ``aff_gap``: what its learner reads, ``legs`` (the leg command and state) or ``interface`` (the interface
-    command, state and force)."""
+    command, state and force); ``force_reads_legs``: the ft_sensor's path needs the measured legs of the same step
+    (its ``needs_leg_state``; the ft_sensor refuses a path that needs them where this is false): the plant then
+    publishes a step's leg state before its raw wrench, else the wrench first, the next hop of the loop (a run over
+    separate processes; docs/performance.md)."""
 
     platform: Callable[[Any], Any]
     force: Callable[[Any], Any]
@@ -52,6 +55,7 @@ class FamilyParts:
     blend: Callable[[Any], Any] | None = None
     aff: Callable[[Any], Any] | None = None
     aff_gap: str = "legs"
+    force_reads_legs: bool = True
 
 
 @dataclass(frozen=True)

@@ -381,7 +381,6 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         s.velocity = st.velocity
         s.current = st.current
         s.status = int(st.status) & 0x7
-        self.state_pub.publish(s)
         w = self.wrench_msg
         set_stamp(w.header.stamp, origin_ns)
         w.step = k
@@ -391,7 +390,7 @@ class HardwarePlantNode(LifecycleNodeMixin, BeatNode):
         t.x, t.y, t.z = float(ww[3]), float(ww[4]), float(ww[5])
         w.sequence = int(self.wrench_seq) & 0xFFFFFFFF
         w.status = self.wrench_status
-        self.wrench_pub.publish(w)
+        self.publish_legs_and_wrench(s, w)
         if self.joint_out is not None:
             self.joint_out.publish(k, s.header.stamp, st.length, st.velocity, st.current)
 

@@ -118,7 +118,6 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         s.length = o.lengths
         s.velocity = o.velocities
         s.current = o.currents
-        self.state_pub.publish(s)
         w = self.wrench_msg
         set_stamp(w.header.stamp, origin_ns)
         w.step = k
@@ -133,7 +132,7 @@ class SimPlantNode(LifecycleNodeMixin, BeatNode):
         f.x, f.y, f.z = float(ww[0]), float(ww[1]), float(ww[2])
         t.x, t.y, t.z = float(ww[3]), float(ww[4]), float(ww[5])
         w.sequence = k & 0xFFFFFFFF
-        self.wrench_pub.publish(w)
+        self.publish_legs_and_wrench(s, w)
         if self.joint_out is not None:
             self.joint_out.publish(k, s.header.stamp, o.lengths, o.velocities, o.currents)
 

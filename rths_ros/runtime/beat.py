@@ -33,6 +33,19 @@ from rths_ros.runtime.processes import ProcessWatch
 UNWATCHED_NODES = frozenset({"live_view"})
 
 
+def wrench_first(scenario, local_bus: bool) -> bool:
+    """Whether a plant publishes a step's raw wrench before its leg state: over separate processes, when the
+    ft_sensor does not pair the wrench with the leg state of the same step (the family's ``force_reads_legs``; a
+    sensor driver's WrenchStamped makes the leg state the ft_sensor's step clock).  The wrench is the next hop on
+    the loop's path; the leg state goes to the platform, which needs it only two hops later, so publishing it first
+    put its ~30 µs in every step (docs/performance.md).  On a composed process's local bus (``local_bus``) every
+    hand-over is a call, and the order stays as it was: leg state first."""
+    if local_bus or scenario.standard_interfaces.wrench_input_topic:
+        return False
+    from rths_ros.app.factory import parts
+    return not parts(scenario).force_reads_legs
+
+
 class BeatNode(RthsNode):
     """Subclasses implement :meth:`emit_output`, :meth:`advance` and :meth:`reset_trial`.
 
@@ -55,6 +68,7 @@ class BeatNode(RthsNode):
         self.trial = 0
         self.trial_start = 0
         self.clock = make_clock(self.mode, self.dt, scenario.realtime.busy_wait_s)
+        self.wrench_first = wrench_first(scenario, self.local_bus is not None)
         self._latest = None
         self._thread: threading.Thread | None = None
         self._running_trial = False
@@ -78,6 +92,15 @@ class BeatNode(RthsNode):
     def emit_output(self, k: int, origin_ns: int) -> None:
         """Publish the output (measurement) of step k, stamped with origin_ns (wall clock)."""
         raise NotImplementedError
+
+    def publish_legs_and_wrench(self, state_msg, wrench_msg) -> None:
+        """A plant's two loop messages of a step, in the order :func:`wrench_first` chose."""
+        if self.wrench_first:
+            self.wrench_pub.publish(wrench_msg)
+            self.state_pub.publish(state_msg)
+        else:
+            self.state_pub.publish(state_msg)
+            self.wrench_pub.publish(wrench_msg)
 
     def advance(self, k_next: int, inp) -> None:
         """Advance the model from step k_next-1 to k_next using input ``inp`` (may be None)."""

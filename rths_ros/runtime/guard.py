@@ -64,6 +64,7 @@ from operator import attrgetter
 
 from rclpy.logging import LoggingSeverity
 
+from rths_ros.cdr import decoder
 from rths_ros.msg import TestEvent
 from rths_ros.runtime import loop_log
 from rths_ros.runtime.publisher_check import (  # noqa: F401  (the check's names, also from here)
@@ -290,6 +291,15 @@ def start_participants(reason: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
 
 
+def _decoding(decode: Callable, callback: Callable) -> Callable:
+    """A (message, MessageInfo) callback of a raw subscription that hands ``callback`` the decoded message."""
+    def cb(*args) -> None:
+        data, info = args if len(args) == 2 else args[0]
+        callback(decode(data), info)
+    cb.__signature__ = _MSG_AND_INFO
+    return cb
+
+
 def events_callback(node, callback: Callable) -> Callable:
     """A /rths/events callback that also takes the sample's MessageInfo: ``node.event_participant`` is the
     participant that sent the event being handled ('' where the client library does not say)."""
@@ -331,6 +341,7 @@ class LoopGuard:
         #: the run's mark (module doc); the control topics' readers admit only it
         self.mark = run_mark(s)
         self._control = {t.name for t in TOPICS if t.kind == "control"}
+        self._types = {t.name: t.type for t in TOPICS}
         node.create_timer(1.0, self._sweep)
 
     def _width(self, key: str) -> int | None:
@@ -357,7 +368,12 @@ class LoopGuard:
         (a control topic's reader also filters by the run's mark in DDS)."""
         if topic in self._control and self.node.scenario.safety.mark_filter:
             kw.setdefault("content_filter_options", mark_filter(self.mark))
-        sub = self.node.create_subscription(msg_type, topic, self.publishers.wrap(topic, callback), qos, **kw)
+        cb = self.publishers.wrap(topic, callback)
+        decode = decoder(self._types.get(topic, "")) if (self.node.scenario.realtime.fast_decode
+                                                         and not kw.get("raw")) else None
+        if decode is not None:      # taken as CDR bytes, decoded by the package's own decoder (rths_ros.cdr)
+            cb, kw["raw"] = _decoding(decode, cb), True
+        sub = self.node.create_subscription(msg_type, topic, cb, qos, **kw)
         self.publishers.bind(topic, sub)
         return sub
 

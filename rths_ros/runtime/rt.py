@@ -74,22 +74,31 @@ _BATCH = {"requested": False, "entered": False}
 
 def enter_batch() -> bool:
     """Every thread of this process (the scheduling policy is a thread's) to SCHED_BATCH, once, when
-    :func:`apply_realtime` asked for it; threads started later inherit it.  True when it took effect now."""
+    :func:`apply_realtime` asked for it; threads started later inherit it.  A thread at SCHED_IDLE (a run started
+    with ``chrt --idle``) stays there: batch would raise it to a normal share of the CPU.  True when it took effect
+    now."""
     if not _BATCH["requested"] or _BATCH["entered"]:
         return False
     _BATCH["entered"] = True
-    refused = []
+    refused, moved, kept_idle = [], 0, 0
     for tid in os.listdir("/proc/self/task"):
         try:
+            if os.sched_getscheduler(int(tid)) == os.SCHED_IDLE:
+                kept_idle += 1
+                continue
             os.sched_setscheduler(int(tid), os.SCHED_BATCH, os.sched_param(0))
+            moved += 1
         except ProcessLookupError:       # a thread that has ended since the listing
             pass
         except OSError as exc:
             refused.append(exc.strerror or str(exc))
     if refused:
         return False
-    _APPLIED.append("SCHED_BATCH from START")
-    return True
+    if moved:
+        _APPLIED.append("SCHED_BATCH from START")
+    if kept_idle:
+        _APPLIED.append("SCHED_IDLE kept at START (below SCHED_BATCH)")
+    return moved > 0
 
 
 def apply_realtime(priority: int = 0, cpu_affinity: tuple[int, ...] = (), mlockall: bool = False,

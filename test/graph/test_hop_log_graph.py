@@ -19,6 +19,9 @@ def test_a_processes_run_splits_into_hops_that_add_up(tmp_path, rths_local):
     run = shared_run("contact_1d", *OV, args=("--no-plots",))
     logs = hop_log.load(run.out / "timing")
     assert {"sim_plant", "ft_sensor", "numerical_substructure", "stewart_platform"} <= set(logs)
+    # the plant publishes each step's raw wrench, the loop's next hop, before its leg state (runtime/beat.py)
+    (w_steps, w_ns), (s_steps, s_ns) = logs["sim_plant"]["pub:/rths/raw_wrench"], logs["sim_plant"]["pub:/rths/leg_state"]
+    assert np.array_equal(w_steps, s_steps) and np.all(w_ns < s_ns)
     seg = hops.segments(run.out / "timing")
     for name, x in seg.items():
         assert x.size >= 999 and np.all(x >= 0.0), (name, x.size)

@@ -83,6 +83,24 @@ def test_a_process_not_asked_to_stays_as_it_is_at_start():
     assert eval(p.stdout.strip()) == (False, True)
 
 
+def test_an_observer_process_at_idle_priority_stays_idle_at_start():
+    # a run started with `chrt --idle` (or beside a serial test in `make test`): batch would raise its observers
+    code = ("import os, threading\n"
+            "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+            "from rths_ros.runtime.rt import apply_realtime, applied_settings, enter_batch\n"
+            "apply_realtime(gc_freeze=False, batch_from_start=True)\n"
+            "ev = threading.Event()\n"
+            "t = threading.Thread(target=ev.wait)\n"
+            "t.start()\n"
+            "took = enter_batch()\n"
+            "policies = {os.sched_getscheduler(int(tid)) for tid in os.listdir('/proc/self/task')}\n"
+            "ev.set(); t.join()\n"
+            "print(repr((took, policies == {os.SCHED_IDLE}, applied_settings())))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert eval(p.stdout.strip()) == (False, True, ("SCHED_IDLE kept at START (below SCHED_BATCH)",))
+
+
 def test_observer_priority_is_validated_naming_the_key():
     with pytest.raises(scn.ParameterError, match=r"realtime\.observer_priority.*100"):
         scn.load("contact_1d", ["realtime.observer_priority=100"], "realtime")

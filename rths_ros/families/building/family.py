@@ -65,7 +65,7 @@ FAMILY = Family(
     name=NAME,
     doc="the vRTHS building benchmark: servo-hydraulic actuator and specimen, tracking controller, J1-J9",
     models=MODELS,
-    parts=FamilyParts(_platform, _force, _plant, _seed, wrench_axes=(0,), legs=False),
+    parts=FamilyParts(_platform, _force, _plant, _seed, wrench_axes=(0,), legs=False, force_reads_legs=False),
     widths=(3, 1, 1, 1),
     example="benchmark_building",
     trial="rths_ros.families.building.trial:run_trial",

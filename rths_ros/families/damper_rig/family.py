@@ -40,7 +40,7 @@ FAMILY = Family(
     models=MODELS,
     parts=FamilyParts(_path, direct_force, _plant,
                       lambda s, trial: int(s.numerical.dubois_damper.noise_seed) + int(trial),
-                      wrench_axes=(0,), legs=False, blend=_blend),
+                      wrench_axes=(0,), legs=False, blend=_blend, force_reads_legs=False),
     widths=(1, 1, 1, 1),
     example="dubois_damper",
     trial="scalar",

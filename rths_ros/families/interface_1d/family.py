@@ -86,7 +86,7 @@ FAMILY = Family(
     doc="one interface DoF z on the Stewart platform, force along it; the contact test's plant and metrics",
     models=MODELS,
     parts=FamilyParts(interface_path, lambda s: ScalarForcePath(build_force_processor(s)), stewart_twin,
-                      stewart_seed, blend=_contact_blend, aff=_leg_aff),
+                      stewart_seed, blend=_contact_blend, aff=_leg_aff, force_reads_legs=False),
     widths=(1, 1, 1, 1),
     example="contact_1d",
     trial="scalar",

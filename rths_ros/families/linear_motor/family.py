@@ -44,7 +44,7 @@ FAMILY = Family(
     doc="one interface DoF on a linear motor's axis (Bartl 2019 §6.2)",
     models=MODELS,
     parts=FamilyParts(_path, direct_force, _plant, _seed, wrench_axes=(0,), legs=False, aff=_aff,
-                      aff_gap="interface"),
+                      aff_gap="interface", force_reads_legs=False),
     widths=(1, 1, 1, 1),
     example="cubic_spring_pbc",
     trial="scalar",

@@ -49,7 +49,7 @@ FAMILY = Family(
     models=MODELS,
     # the twin is noise-free: the trial index is its seed
     parts=FamilyParts(_path, _force, _plant, lambda s, trial: int(trial), wrench_axes=(2, 4), legs=False, aff=_aff,
-                      aff_gap="interface"),
+                      aff_gap="interface", force_reads_legs=False),
     widths=(2, 2, 2, 2),
     example="coupled_beams_aff",
     trial="vector",
