@@ -242,9 +242,8 @@ class PublisherCheck:
                 if gid[:PARTICIPANT_BYTES] != home:
                     self.impostors[gid] = name
                     continue
-                if gid not in known:
-                    known.add(gid)
-                    allowed.add(gid)
+                known.add(gid)
+                allowed.add(gid)    # (also one that was ambiguous before START: START's participant says it is)
                 continue
             if gid in known or (known and self.frozen):
                 continue        # after START a producer that has its publisher gets no second one
@@ -279,6 +278,14 @@ class PublisherCheck:
         self.frozen = self.frozen or freeze
         if participants:
             self.participants.update({n: bytes.fromhex(p) for n, p in participants.items() if p})
+            # two publishers under a producer's name seen here before START are no longer ambiguous once START names
+            # the producer's participant: the other one is an impostor (the supervisor had not seen it, or it came
+            # into this reader's view between its READY and START)
+            for (_topic, name), gids in self.claims.items():
+                home = self.participants.get(name)
+                for gid in [g for g in gids if home is not None and g[:PARTICIPANT_BYTES] != home]:
+                    gids.discard(gid)
+                    self.impostors[gid] = name
             for topic, owners in self.owners.items():
                 for name, gids in owners.items():
                     home = self.participants.get(name)

@@ -241,9 +241,12 @@ def test_foreign_messages_on_every_loop_topic_are_rejected_counted_and_kept_out_
     over DDS there, rejects them.  Composed with the recorder in process (a lockstep run's default): the run has no
     DDS reader of a loop topic, so the intruder (which publishes to matched readers only) sent nothing the run
     could see, and the run equals the virtual run."""
-    # 6 s of loop: DDS discovery between the intruder and every reader takes up to a few seconds on a loaded
-    # machine, and a reader the intruder never matched would have nothing to reject
-    ov = ["loop.duration_s=6.0", f"safety.mark_filter={str(mark_filter).lower()}", f"recording.in_process={in_process}"]
+    # 6 s of loop (15 s for the composed run whose recorder is the one DDS reader: its loop runs twice as fast):
+    # DDS discovery between the intruder and every reader takes up to a few seconds, also on an idle machine (the
+    # intruder's participant has Fast DDS's default announcement period of 3 s), and a reader the intruder never
+    # matched would have nothing to reject; with 6 s, half of such composed runs on an idle machine ended first
+    ov = [f"loop.duration_s={15.0 if composed and in_process == 'never' else 6.0}",
+          f"safety.mark_filter={str(mark_filter).lower()}", f"recording.in_process={in_process}"]
     s = scn.load("contact_1d", ov)
     if mark_filter and not content_filter_available():
         with pytest.raises(ParameterError, match="safety.mark_filter: true needs subscriptions with a DDS content"):

@@ -359,6 +359,24 @@ def test_an_impostor_a_reader_saw_alone_at_ready_is_dropped_at_start_and_the_rea
     assert taken == ["own"] and timing.foreign_messages == 2 and len(reports) == 1
 
 
+def test_two_publishers_a_reader_sees_at_start_are_told_apart_by_starts_participant():
+    """The supervisor counted stewart_platform's READY from gid 1's participant and sent START before it saw the
+    impostor (gid 2); this reader saw both publishers by then.  START's participant decides: nothing is ambiguous
+    (no abort at START), the real publisher is taken, the impostor's samples are dropped and reported as such."""
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1)), ("stewart_platform", "/", _gid(2))]
+    check, cb, timing, reports, taken = _check(g)
+    check.snapshot()
+    assert check.duplicates() != []                    # before START: ambiguous
+    check.snapshot(freeze=True, participants={"stewart_platform": _home(1)})
+    assert check.duplicates() == []
+    assert check.allowed["/rths/leg_command"] == {_gid(1)}
+    cb("own", _info(_gid(1)))
+    cb("impostor", _info(_gid(2)))
+    assert taken == ["own"] and timing.foreign_messages == 1
+    assert len(reports) == 1 and "an impostor" in reports[0][1] and reports[0][2] == _gid(2).hex()
+
+
 def test_an_impostor_discovered_after_start_is_foreign_and_a_second_publisher_of_the_real_participant_is_taken():
     """After START a publisher under the producer's name from another participant is an impostor (reported as such
     by the sweep and by its samples); one from the READY participant (the same process of nodes) is the
