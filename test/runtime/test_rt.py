@@ -51,25 +51,29 @@ def test_the_observers_of_a_lockstep_run_are_batch(mode, sets, classes, expected
 NORMAL = "os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))\n"
 
 
-def test_an_observer_process_goes_batch_at_start_with_every_thread_and_says_so():
+@pytest.mark.parametrize(("start", "policy", "took", "said"), [
+    ("SCHED_OTHER", "SCHED_BATCH", True, "SCHED_BATCH from START"),
+    # a run started with `chrt --idle` (or beside a serial test in `make test`): batch would raise its observers
+    ("SCHED_IDLE", "SCHED_IDLE", False, "SCHED_IDLE kept at START (below SCHED_BATCH)"),
+])
+def test_an_observer_process_goes_batch_at_start_with_every_thread_and_says_so(start, policy, took, said):
     code = ("import os, threading\n"
-            f"{NORMAL}"
+            f"os.sched_setscheduler(0, os.{start}, os.sched_param(0))\n"
             "from rths_ros.runtime.rt import apply_realtime, applied_settings, enter_batch\n"
             "a, w = apply_realtime(gc_freeze=False, batch_from_start=True)\n"
             "apply_realtime(gc_freeze=False)\n"      # node_main's later call (the gc freeze) keeps the request
-            "before = os.sched_getscheduler(0)\n"
+            f"before = os.sched_getscheduler(0) == os.{start}\n"
             "ev = threading.Event()\n"
             "t = threading.Thread(target=ev.wait)\n"
             "t.start()\n"
             "first, again = enter_batch(), enter_batch()\n"
             "policies = {os.sched_getscheduler(int(tid)) for tid in os.listdir('/proc/self/task')}\n"
             "ev.set(); t.join()\n"
-            "print(repr((a, w, before == os.SCHED_OTHER, first, again, policies == {os.SCHED_BATCH}, "
-            "applied_settings())))\n")
+            f"print(repr((a, w, before, first, again, policies == {{os.{policy}}}, applied_settings())))\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
-    # (a literal of the child's own making): nothing at start-up, every thread batch at START, once
-    assert eval(p.stdout.strip()) == ([], None, True, True, False, True, ("SCHED_BATCH from START",))
+    # (a literal of the child's own making): nothing at start-up, every thread's policy at START, decided once
+    assert eval(p.stdout.strip()) == ([], None, True, took, False, True, (said,))
 
 
 def test_a_process_not_asked_to_stays_as_it_is_at_start():
@@ -81,24 +85,6 @@ def test_a_process_not_asked_to_stays_as_it_is_at_start():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert eval(p.stdout.strip()) == (False, True)
-
-
-def test_an_observer_process_at_idle_priority_stays_idle_at_start():
-    # a run started with `chrt --idle` (or beside a serial test in `make test`): batch would raise its observers
-    code = ("import os, threading\n"
-            "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
-            "from rths_ros.runtime.rt import apply_realtime, applied_settings, enter_batch\n"
-            "apply_realtime(gc_freeze=False, batch_from_start=True)\n"
-            "ev = threading.Event()\n"
-            "t = threading.Thread(target=ev.wait)\n"
-            "t.start()\n"
-            "took = enter_batch()\n"
-            "policies = {os.sched_getscheduler(int(tid)) for tid in os.listdir('/proc/self/task')}\n"
-            "ev.set(); t.join()\n"
-            "print(repr((took, policies == {os.SCHED_IDLE}, applied_settings())))\n")
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert eval(p.stdout.strip()) == (False, True, ("SCHED_IDLE kept at START (below SCHED_BATCH)",))
 
 
 def test_observer_priority_is_validated_naming_the_key():
