@@ -291,15 +291,6 @@ def start_participants(reason: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
 
 
-def _decoding(decode: Callable, callback: Callable) -> Callable:
-    """A (message, MessageInfo) callback of a raw subscription that hands ``callback`` the decoded message."""
-    def cb(*args) -> None:
-        data, info = args if len(args) == 2 else args[0]
-        callback(decode(data), info)
-    cb.__signature__ = _MSG_AND_INFO
-    return cb
-
-
 def events_callback(node, callback: Callable) -> Callable:
     """A /rths/events callback that also takes the sample's MessageInfo: ``node.event_participant`` is the
     participant that sent the event being handled ('' where the client library does not say)."""
@@ -368,12 +359,12 @@ class LoopGuard:
         (a control topic's reader also filters by the run's mark in DDS)."""
         if topic in self._control and self.node.scenario.safety.mark_filter:
             kw.setdefault("content_filter_options", mark_filter(self.mark))
-        cb = self.publishers.wrap(topic, callback)
         decode = decoder(self._types.get(topic, "")) if (self.node.scenario.realtime.fast_decode
                                                          and not kw.get("raw")) else None
         if decode is not None:      # taken as CDR bytes, decoded by the package's own decoder (rths_ros.cdr)
-            cb, kw["raw"] = _decoding(decode, cb), True
-        sub = self.node.create_subscription(msg_type, topic, cb, qos, **kw)
+            kw["raw"] = True
+        sub = self.node.create_subscription(msg_type, topic, self.publishers.wrap(topic, callback, decode), qos,
+                                            **kw)
         self.publishers.bind(topic, sub)
         return sub
 

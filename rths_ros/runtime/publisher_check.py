@@ -92,10 +92,11 @@ class PublisherCheck:
         self.participants: dict[str, bytes] = {}
         self.impostors: dict[bytes, str] = {}                   # gid -> the producer whose name it took
 
-    def wrap(self, topic: str, callback: Callable) -> Callable:
+    def wrap(self, topic: str, callback: Callable, decode: Callable | None = None) -> Callable:
         """A subscription callback for ``topic`` that takes (message, MessageInfo) and hands ``callback`` the
         message of a run's publisher only.  Its signature says two arguments, so rclpy passes the MessageInfo; it
-        also takes the pair as one tuple (the EventsExecutor of rclpy 9 passes it so)."""
+        also takes the pair as one tuple (the EventsExecutor of rclpy 9 passes it so).  ``decode``: the message
+        comes as CDR bytes (a raw subscription) and this makes the message of them (rths_ros.cdr)."""
         allowed = self.allowed.setdefault(topic, set())
         self.owners.setdefault(topic, {})
         self.foreign.setdefault(topic, set())
@@ -108,6 +109,8 @@ class PublisherCheck:
 
         def cb(*args) -> None:
             msg, info = args if len(args) == 2 else args[0]
+            if decode is not None:
+                msg = decode(msg)
             gid = info.get("publisher_gid") if info else None
             data = gid["data"] if gid else None
             if data in allowed:

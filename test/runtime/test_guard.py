@@ -281,6 +281,33 @@ def test_only_the_runs_producer_is_taken_in_both_calling_conventions():
     assert s["foreign"] == {"/rths/leg_command": 5} and s["foreign_publishers"][0]["publisher"] == "/intruder"
 
 
+def test_a_raw_subscription_hands_the_decoded_message_of_the_runs_producer_only():
+    """realtime.fast_decode: the subscription takes CDR bytes; the run's producer's samples reach the callback as the
+    message rclpy would have built, in both calling conventions; a foreign publisher's are dropped as before."""
+    from rclpy.serialization import serialize_message
+
+    from rths_ros.cdr import decoder
+    from rths_ros.msg import LegCommand
+    g = Graph()
+    g.publishers["/rths/leg_command"] = [("stewart_platform", "/", _gid(1)), ("intruder", "/", _gid(2))]
+    timing, reports, taken = TimingStats(), [], []
+    check = PublisherCheck("/", {"/rths/leg_command": ("stewart_platform",)}, g.lookup,
+                           lambda *a: reports.append(a), timing)
+    cb = check.wrap("/rths/leg_command", taken.append, decoder("rths_ros/msg/LegCommand"))
+    check.snapshot(freeze=True)
+    sent = []
+    for k in (1, 2):
+        m = LegCommand()
+        m.step, m.header.frame_id = k, "rths:contact_1d"
+        m.length[:] = [0.5 + k] * 6
+        sent.append(m)
+    cb(serialize_message(sent[0]), _info(_gid(1)))
+    cb((serialize_message(sent[1]), _info(_gid(1))))
+    cb(serialize_message(sent[0]), _info(_gid(2)))
+    assert taken == sent and all(type(m) is LegCommand for m in taken)
+    assert timing.foreign_messages == 1
+
+
 def test_the_signature_asks_rclpy_for_the_message_info():
     import inspect
     _, cb, *_ = _check(Graph())
