@@ -54,6 +54,10 @@ def test_spectral_radius_and_period_error():
         rho = np.abs(np.linalg.eigvals(_amplification(newmark(_sdof(wdt / dt, 0.0), dt)))).max()
         assert rho == pytest.approx(1.0, abs=1e-9)
     lam = np.linalg.eigvals(_amplification(newmark(_sdof(0.1 / dt, 0.0), dt)))
+    # the principal pair on the unit circle; the third eigenvalue is the spurious zero of q'' as a state, whose
+    # rounding (+0, -0 or -1e-17 by the CPU's LAPACK kernels) would give it an angle of pi
+    lam = lam[np.abs(lam) > 0.5]
+    assert len(lam) == 2
     theta = np.abs(np.angle(lam)).max()
     assert (0.1 / theta - 1.0) == pytest.approx(0.1 ** 2 / 12, rel=0.02)
     # HHT-alpha, thesis sign convention: high frequencies damped to (1 - alpha) / (1 + alpha), low ones kept
