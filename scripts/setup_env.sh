@@ -318,10 +318,15 @@ step_s=$SECONDS
 # kernel goes, and the warm-up below compiles them again.
 numba_src_key="$(cd "$REPO" && grep -rlE --include='*.py' 'njit|numba\.jit' rths_ros "$LAB" | LC_ALL=C sort \
   | tr '\n' '\0' | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)"
-if ! stamp_ok numba-sources "$numba_src_key"; then
+# The key of the sources the cache was built from is kept beside the cache, in the tree (build/), not in the venv:
+# both ROS 2 distributions' venvs share the tree's cache, and a second venv that kept its own key dropped the
+# kernels the first had just compiled and compiled them again (28 s of `make test`'s set-up of its second venv).
+numba_stamp="$REPO/build/numba-sources.key"
+if [ "$FORCE" = 1 ] || [ ! -f "$numba_stamp" ] || [ "$(cat "$numba_stamp")" != "$numba_src_key" ]; then
   find "$REPO/rths_ros" "$LAB" \( -name '*.nbi' -o -name '*.nbc' \) -delete 2>/dev/null || true
   rm -f "$STAMP_DIR/kernels"
-  stamp_write numba-sources "$numba_src_key"
+  mkdir -p "$REPO/build"
+  printf '%s\n' "$numba_src_key" >"$numba_stamp"
   log "numba kernels: a kernel source changed, the cached kernels are compiled again"
 fi
 kernels_key="$site_key|$(cd "$REPO" && find rths_ros config/scenarios "$LAB" -name '*.py' -o -name '*.yaml' \
