@@ -163,6 +163,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     lease = lease if lease is not None else DomainLease(domain_id)
     base_env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}
+    own_segments: set[str] = set()     # the DDS shared-memory segments of the run's own processes
     logs = {}
     t0 = time.monotonic()
     result = RunResult(0, out, domain_id=lease.domain_id)
@@ -227,8 +228,13 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         dumped: set = set()
         forwarded = 0
         stuck_s = policy.stuck_s
+        from rths_ros.runtime.shm import segments_held_by
+        last_scan = 0.0
         while True:
             codes = {n: p.poll() for n, p in procs.items()}
+            if time.monotonic() - last_scan > 0.5:       # the DDS segments of the run's own processes
+                last_scan = time.monotonic()
+                own_segments |= segments_held_by(p.pid for n, p in procs.items() if codes[n] is None)
             if interrupted["count"] > forwarded:
                 forwarded = interrupted["count"]
                 signame = signal.Signals(interrupted["sig"]).name
@@ -312,10 +318,11 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
             notes.append(f"bag could not be recovered: {exc}")
     conclude_run(result, out, interrupted["sig"], logs, scenario.loop.trials)
     from rths_ros.runtime.shm import remove_dead_segments
-    dead = remove_dead_segments()     # a node ended without deleting its DDS participant (a hung teardown, a kill)
+    # a node ended without deleting its DDS participant (a hung teardown, a kill): only the run's own segments
+    dead = remove_dead_segments(only=own_segments)
     if dead:
         notes.append(f"removed {len(dead)} shared-memory segment(s) of DDS participants that had ended without "
-                     f"deleting them: {', '.join(dead)}")
+                     f"deleting them: {', '.join(sorted(dead))}")
     if hosts is not None:
         notes.append(_link_note(hosts, link_stats, out, scenario))
     result.message = "\n".join(m for m in [result.message, *notes] if m).strip()

@@ -7,7 +7,9 @@ deleting its participant (a node whose DDS teardown hung and was ended by its wa
 both behind, 0.55 MB each time, and nothing removes them.
 
 :func:`remove_dead_segments` removes exactly those: a segment whose lock file it can lock is one no living process
-owns (the owner took the lock first, so a segment being created is never taken for dead).  The port segments
+owns (the owner took the lock first, so a segment being created is never taken for dead).  A run removes only the
+segments of its own processes (:func:`segments_held_by`, read while they live): one left by another process on
+the machine, e.g. by a run beside it, is not this run's to report.  The port segments
 (``fastdds_port<N>``) are shared by the readers of a port; Fast DDS reclaims a dead one itself when a later
 participant opens that port, so they are left alone.  Fast DDS 2 (ROS 2 Jazzy) names the same files
 ``fastrtps_<16 hex>`` and ``fastrtps_<16 hex>_el`` and locks them the same way.
@@ -78,8 +80,33 @@ def release_own_files(pid: int | None = None, shm_dir: str = SHM_DIR, locks_path
     return sorted(removed)
 
 
-def remove_dead_segments(shm_dir: str = SHM_DIR) -> list[str]:
-    """Delete every participant segment (and its lock file) that no living process holds; returns their names."""
+def segments_held_by(pids, shm_dir: str = SHM_DIR, locks_path: str = "/proc/locks") -> set[str]:
+    """The participant segments (``fastdds_<16 hex>``) whose lock file one of ``pids`` holds now: the segments of
+    those processes' DDS participants."""
+    pids = set(pids)
+    try:
+        with open(locks_path) as fh:
+            holders = lock_holders(fh.read())
+        names = os.listdir(shm_dir)
+    except OSError:
+        return set()
+    held = set()
+    for name in names:
+        if not name.endswith("_el") or not _SEGMENT.match(name[:-3]):
+            continue
+        try:
+            inode = os.stat(os.path.join(shm_dir, name)).st_ino
+        except OSError:
+            continue
+        if holders.get(inode, set()) & pids:
+            held.add(name[:-3])
+    return held
+
+
+def remove_dead_segments(shm_dir: str = SHM_DIR, only=None) -> list[str]:
+    """Delete every participant segment (and its lock file) that no living process holds; returns their names.
+    ``only``: the names of the segments that may be removed (a run's own, :func:`segments_held_by` while its
+    processes lived); the dead segments of other processes, e.g. of a run beside it, are left to their owners."""
     removed = []
     try:
         names = os.listdir(shm_dir)
@@ -87,6 +114,8 @@ def remove_dead_segments(shm_dir: str = SHM_DIR) -> list[str]:
         return removed
     for name in names:
         if not _SEGMENT.match(name) or f"{name}_el" not in names:
+            continue
+        if only is not None and name not in only:
             continue
         lock = os.path.join(shm_dir, f"{name}_el")
         try:

@@ -79,3 +79,28 @@ def test_lock_holders_reads_flocks_and_skips_waiters_and_posix_locks():
             "3: FLOCK  ADVISORY  READ 18 00:1a:99 0 EOF\n"
             "4: POSIX  ADVISORY  WRITE 19 00:1a:55 0 EOF\n")
     assert lock_holders(text) == {1234: {4242}, 99: {17, 18}}
+
+
+def test_a_run_finds_its_own_processes_segments_and_removes_only_those_once_dead(tmp_path):
+    """segments_held_by: the segments whose lock the given processes hold; remove_dead_segments(only=...) leaves a
+    dead segment of another process alone (a run beside this one reports its own)."""
+    from rths_ros.runtime.shm import segments_held_by
+    ours, theirs, port = "fastdds_00112233aabbccdd", "fastdds_44556677eeff0011", "fastdds_port7411"
+    for name in (ours, f"{ours}_el", theirs, f"{theirs}_el", port, f"{port}_el"):
+        (tmp_path / name).write_bytes(b"x")
+    holders = [subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path / f"{n}_el")], stdout=subprocess.PIPE,
+                                text=True) for n in (ours, theirs, port)]
+    try:
+        assert all(h.stdout.readline().strip() == "locked" for h in holders)
+        assert segments_held_by([holders[0].pid], str(tmp_path)) == {ours}
+        assert segments_held_by([holders[1].pid, holders[2].pid], str(tmp_path)) == {theirs}    # ports are no segments
+        assert segments_held_by([999_999_999], str(tmp_path)) == set()
+        own = segments_held_by([holders[0].pid], str(tmp_path))
+    finally:
+        for h in holders:
+            h.kill()
+            h.wait()
+    time.sleep(0.05)
+    assert remove_dead_segments(str(tmp_path), only=own) == [ours]        # the other dead one is not the run's
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([theirs, f"{theirs}_el", port, f"{port}_el"])
+    assert remove_dead_segments(str(tmp_path), only=set()) == []
