@@ -24,6 +24,7 @@ the specimen force on the legs are not modelled, as in the thesis's identified m
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -163,7 +164,14 @@ def _substep_map(k: float, wc: float, kpp: float, kpv: float, kiv: float, h: flo
 
 def _step_map(k, wc, kpp, kpv, kiv, dt, substeps):
     """Compose ``substeps`` sub-step maps into x_{k+1} = M x_k + N u, current of the last sub-step
-    i = C x_k + D u."""
+    i = C x_k + D u.  (Copies of the maps computed once per process for the same numbers: the six matrix
+    exponentials were most of a virtual run's construction, and a sweep builds the same legs for every point.)"""
+    return tuple(a.copy() for a in _step_map_cached(float(k), float(wc), float(kpp), float(kpv), float(kiv),
+                                                    float(dt), int(substeps)))
+
+
+@functools.lru_cache(maxsize=256)
+def _step_map_cached(k, wc, kpp, kpv, kiv, dt, substeps):
     h = dt / substeps
     f, g, c_i, d_i = _substep_map(k, wc, kpp, kpv, kiv, h)
     m = np.eye(3)

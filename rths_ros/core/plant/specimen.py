@@ -42,6 +42,7 @@ Contact models (``contact_model``):
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numba
@@ -158,7 +159,13 @@ def _specimen_step(state, p0, p1, dt, nsub, model, k, m, h0, kg, dg, e, phi_free
 
 
 def _mode_map(k, m, h0, kg, dg, h, contact):
-    """First two rows of expm(A h) for the augmented state (u, u', p, p', 1)."""
+    """First two rows of expm(A h) for the augmented state (u, u', p, p', 1) (a copy of the map computed once per
+    process for the same numbers)."""
+    return _mode_map_cached(float(k), float(m), float(h0), float(kg), float(dg), float(h), bool(contact)).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _mode_map_cached(k, m, h0, kg, dg, h, contact):
     a = np.zeros((5, 5))
     a[0, 1] = 1.0
     a[1, 0] = -k / m

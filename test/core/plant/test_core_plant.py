@@ -319,3 +319,33 @@ def test_sim_plant_parameter_ranges():
         build(SimPlantParams, {"velocity_estimate": "kalman"})
     with pytest.raises(ParameterError, match="specimen.contact_model"):
         build(SimPlantParams, {"specimen": {"contact_model": "hertz"}})
+
+
+def test_the_discrete_maps_computed_once_are_the_same_numbers_and_each_caller_gets_its_own_copy():
+    """The legs' and the specimen's matrix exponentials are computed once per process for the same numbers
+    (``_step_map``, ``_mode_map``): a second construction gets equal maps bit for bit, in arrays of its own, and other
+    numbers give other maps."""
+    from rths_ros.core.plant.legs import _step_map, _step_map_cached
+    from rths_ros.core.plant.specimen import _mode_map, _mode_map_cached
+    args = (1011.0, 122.9, 50.0, 0.2, 5.0, 1e-3, 10)
+    _step_map_cached.cache_clear()
+    first = _step_map(*args)
+    first[0][0, 0] = 99.0                               # a caller writing into its maps changes no one else's
+    second = _step_map(*args)
+    assert _step_map_cached.cache_info().hits == 1
+    _step_map_cached.cache_clear()
+    fresh = _step_map(*args)                            # computed again from nothing
+    for a, b in zip(second, fresh):
+        assert np.array_equal(a, b) and a is not b and a.flags.writeable
+    assert not np.array_equal(_step_map(1011.0, 122.9, 20.0, 0.2, 1.0, 1e-3, 10)[0], fresh[0])
+    margs = (2.0e4, 1.2, 0.002, 1e6, 50.0, 1e-4)
+    _mode_map_cached.cache_clear()
+    m1 = _mode_map(*margs, contact=True)
+    m1[0, 0] = 99.0
+    m2 = _mode_map(*margs, contact=True)
+    _mode_map_cached.cache_clear()
+    assert np.array_equal(m2, _mode_map(*margs, contact=True)) and m2.flags.c_contiguous
+    assert not np.array_equal(m2, _mode_map(*margs, contact=False))
+    a = LegCascade(dt_s=1e-3)
+    b = LegCascade(dt_s=1e-3)
+    assert np.array_equal(a._m, b._m) and a._m is not b._m
