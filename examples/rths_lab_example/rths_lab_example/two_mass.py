@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.core.models.base import OneDofModel
 from rths_ros.families import ModelEntry
@@ -58,6 +57,9 @@ class TwoMassChain:
                       [0.0, 0.0, 1.0 / m2]])
         aug = np.zeros((7, 7))
         aug[:4, :4], aug[:4, 4:] = a, b
+        # (imported here, not with the module: every process that loads a scenario imports the lab's family, and
+        # only a run of this model needs it)
+        from scipy.linalg import expm
         e = expm(aug * self.dt_s)
         self._ad, self._bd = e[:4, :4].copy(), e[:4, 4:].copy()
         self._amp = 0.5 * (contact.h0_m + contact.dz_max_m)

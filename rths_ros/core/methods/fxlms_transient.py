@@ -30,8 +30,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import expm
-from scipy.signal import butter, lfilter
 
 __all__ = ["FxlmsCase", "plant", "secondary_path", "simulate"]
 
@@ -78,6 +76,7 @@ class FxlmsCase:
 def plant(c: FxlmsCase) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(Ad, Bd, C)``: state ``[y_V, y_V', y_A, y_A']``, inputs ``[f_ext, u_FF]`` held over a step, outputs
     ``[y_VIR, y_EXP]``; the P loop is part of the plant."""
+    from scipy.linalg import expm
     d_a = 2.0 * c.zeta_act * math.sqrt(c.kappa_act * c.phi_act)
     A = np.array([[0.0, 1.0, 0.0, 0.0],
                   [-1.0, -2.0 * c.zeta_vir, -c.kappa_exp, 0.0],
@@ -110,6 +109,7 @@ def secondary_path(c: FxlmsCase, tol: float = 1e-6, max_len: int = 200_000) -> n
 
 
 def _reference(c: FxlmsCase, f: np.ndarray) -> np.ndarray:
+    from scipy.linalg import expm
     w2 = 1.0 + c.kappa_exp
     A = np.array([[0.0, 1.0], [-w2, -2.0 * c.zeta_vir]])
     blk = np.zeros((3, 3))
@@ -128,6 +128,7 @@ def _reference(c: FxlmsCase, f: np.ndarray) -> np.ndarray:
 def simulate(c: FxlmsCase) -> dict:
     """The coupled run with the FxLMS filter from rest; returns ``t`` (in periods T_0), ``y_vir``, ``y_exp``,
     ``y_ref``, ``g``, ``f_ext``, ``y_rms_ref`` and ``theta`` (final)."""
+    from scipy.signal import butter, lfilter
     n = int(round(c.periods * c.samples_per_period))
     rng = np.random.default_rng(c.seed)
     b, a = butter(4, min(0.99, 2.0 * c.noise_band_per_period / c.samples_per_period))

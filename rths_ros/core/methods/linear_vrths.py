@@ -57,7 +57,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.core.plant.legs import N_LEGS, LegCascade, LegCascadeParams, LegPlantParams
 from rths_ros.params import ParameterError, build, param
@@ -222,6 +221,7 @@ def reference_solution(p: LinearVrthsParams, t=None) -> dict:
 
 
 def _zoh(a: np.ndarray, b: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
+    from scipy.linalg import expm
     n = a.shape[0]
     aug = np.zeros((n + b.shape[1], n + b.shape[1]))
     aug[:n, :n] = a

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.core.learning.aff.harmonic import HarmonicAff, aff_step_kernel
 from rths_ros.core.learning.aff.harmonic_params import FS_MU, FS_NU, FS_P_IN, HarmonicAffParams
@@ -108,6 +107,7 @@ def h_gu(f_hz, p: LumpedMassParams = LumpedMassParams()):
 
 
 def _rig_matrices(p: LumpedMassParams):
+    from scipy.linalg import expm
     m = p.m_act_kg + p.m_exp_kg
     c = p.d_act_n_s_per_m + p.d_exp_n_s_per_m
     k = p.k_act_n_per_m + p.k_exp_n_per_m

@@ -17,7 +17,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.core.models.base import OneDofModel
 from rths_ros.params import param
@@ -38,6 +37,7 @@ class Oscillator:
     """The oscillator's 1-DoF integrator: ``step(F_int) -> (z_{k+1}, z'_{k+1})`` (module doc)."""
 
     def __init__(self, p: OscillatorParams, dt_s: float):
+        from scipy.linalg import expm
         self.params = p
         self.dt_s = float(dt_s)
         a = np.array([[0.0, 1.0, 0.0],

@@ -25,7 +25,29 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.integrate._ivp import dop853_coefficients as _dop853
+
+
+def _dop853_coefficients():
+    """SciPy's module of the DOP853 coefficients, loaded from its file alone: importing it by name imports all of
+    ``scipy.integrate`` first (about 0.2 s in every process that loads a scenario); the file needs numpy only.
+    Any other layout of SciPy: the import by name."""
+    import importlib.util
+    from pathlib import Path
+    try:
+        root = importlib.util.find_spec("scipy").submodule_search_locations[0]
+        path = Path(root) / "integrate" / "_ivp" / "dop853_coefficients.py"
+        spec = importlib.util.spec_from_file_location("rths_ros._scipy_dop853_coefficients", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if module.N_STAGES and module.A.shape[0] >= module.N_STAGES:
+            return module
+    except Exception:       # a SciPy laid out otherwise
+        pass
+    from scipy.integrate._ivp import dop853_coefficients
+    return dop853_coefficients
+
+
+_dop853 = _dop853_coefficients()
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve, lu_factor, lu_solve
 
 from rths_ros.params import ParameterError, param
 
@@ -189,6 +188,9 @@ class _Factor:
     """Cholesky if symmetric positive definite, else LU."""
 
     def __init__(self, S: np.ndarray) -> None:
+        # (SciPy's linear algebra imported here, not with the module: a process that loads a scenario but builds
+        # no Newmark integrator is spared its import)
+        from scipy.linalg import cho_factor, cho_solve, lu_factor, lu_solve
         self._chol = None
         if np.allclose(S, S.T):
             try:
@@ -197,11 +199,12 @@ class _Factor:
                 self._chol = None
         if self._chol is None:
             self._lu = lu_factor(S)
+        self._cho_solve, self._lu_solve = cho_solve, lu_solve
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         if self._chol is not None:
-            return cho_solve(self._chol, b, check_finite=False)
-        return lu_solve(self._lu, b, check_finite=False)
+            return self._cho_solve(self._chol, b, check_finite=False)
+        return self._lu_solve(self._lu, b, check_finite=False)
 
 
 class Newmark:

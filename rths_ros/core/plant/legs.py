@@ -28,7 +28,6 @@ import functools
 from dataclasses import dataclass, fields
 
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.core.numerics.kernel import kernel
 from rths_ros.params import ParameterError, param
@@ -142,6 +141,7 @@ def _substep_map(k: float, wc: float, kpp: float, kpv: float, kiv: float, h: flo
     The controller is evaluated at the start of the sub-step (backward-Euler integral), the current
     is held over the sub-step and the leg moves exactly.
     """
+    from scipy.linalg import expm
     a = np.array([[0.0, 1.0, 0.0], [0.0, -wc, k], [0.0, 0.0, 0.0]])
     e = expm(a * h)
     phi = e[:2, :2]           # leg state transition

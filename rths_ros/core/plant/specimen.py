@@ -47,7 +47,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.params import ParameterError, param
 
@@ -166,6 +165,7 @@ def _mode_map(k, m, h0, kg, dg, h, contact):
 
 @functools.lru_cache(maxsize=256)
 def _mode_map_cached(k, m, h0, kg, dg, h, contact):
+    from scipy.linalg import expm
     a = np.zeros((5, 5))
     a[0, 1] = 1.0
     a[1, 0] = -k / m

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import expm
 
 from rths_ros.core.learning.aff.harmonic import HarmonicAff, aff_step_kernel
 from rths_ros.core.learning.aff.harmonic_params import HarmonicAffParams
@@ -188,6 +187,7 @@ def build_rig(p: BeamRigParams = BeamRigParams()) -> BeamRig:
 
 
 def _build_rig(p: BeamRigParams) -> BeamRig:
+    from scipy.linalg import expm
     vir, exp = _vir_model(p), _exp_model(p)
     T = interface_map(p.d_act_m)
     n = exp.n_dof

@@ -67,7 +67,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import expm, matrix_balance
 
 from rths_ros.core.models.building.data import CASES, EARTHQUAKES, load_case
 from rths_ros.core.models.building.kernels import _advance2, _delay, _newmark_advance, _plant_measure, _plant_step
@@ -161,6 +160,7 @@ def zoh(a: np.ndarray, b: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray
 
     The augmented matrix is balanced by a diagonal similarity before the matrix exponential, since the
     plant's coefficients span 20 orders of magnitude."""
+    from scipy.linalg import expm, matrix_balance
     n, m = b.shape
     aug = np.zeros((n + m, n + m))
     aug[:n, :n] = a * dt

@@ -40,7 +40,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.linalg import expm
 
 from rths_ros.core.numerics.integrators import DOP853, AffineHarmonicRK, erk_affine_harmonic_step
 from rths_ros.params import ParameterError, param
@@ -311,6 +310,7 @@ def _dyadic_level(step_s: float, dt: float) -> int:
 
 @functools.lru_cache(maxsize=16)
 def _reference_cached(p: Contact1DParams, n_steps: int) -> dict:
+    from scipy.linalg import expm
     dt = p.dt_s
     me = p.m_exp_kg
     w_ground = math.sqrt(p.ground_stiffness_n_per_m / me)

@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy import linalg
 
 from rths_ros.core.models.dubois.params import ChainParams
 
@@ -59,6 +58,7 @@ class ModalSubstructure:
         self.m_a = m_full[keep, input_dof]
         self.c_a = c_full[keep, input_dof]
         self.k_a = k_full[keep, input_dof]
+        from scipy import linalg
         lam, phi = linalg.eigh(self.k, self.m)
         sel = np.arange(lam.size) if modes is None else np.asarray(modes, dtype=int)
         self.lam = lam[sel]

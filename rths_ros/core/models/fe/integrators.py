@@ -26,9 +26,7 @@ Cholesky.  States may be vectors or (n, k) blocks (k inputs at once, used for im
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from rths_ros.core.models.fe.matrices import FEModel
 
@@ -44,6 +42,7 @@ def hht_parameters(alpha: float) -> tuple[float, float]:
 
 class _Dense:
     def __init__(self, A):
+        import scipy.linalg as sla
         A = np.asarray(A, dtype=float)
         try:
             self._c = sla.cho_factor(A)
@@ -56,6 +55,7 @@ class _Dense:
 def factorise(A):
     """Solver object with ``.solve(rhs)`` for a sparse (SuperLU, symmetric ordering) or dense (Cholesky) matrix."""
     if sp.issparse(A):
+        import scipy.sparse.linalg as spla
         return spla.splu(sp.csc_matrix(A), permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
                          options={"SymmetricMode": True})
     return _Dense(A)

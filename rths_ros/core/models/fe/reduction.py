@@ -20,9 +20,7 @@ The reduced models are dense :class:`~rths_ros.core.models.fe.matrices.FEModel` 
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg as sla
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 
 from rths_ros.core.models.fe.matrices import FEModel
 
@@ -47,6 +45,8 @@ def free_modes(M, K, n_modes: int, shift: float = -1.0, rigid_tol: float = 1e-9)
     """Lowest ``n_modes`` eigenpairs of ``K phi = omega^2 M phi``: ``(omega (n_modes,) rad/s, Phi (n, n_modes))``,
     ascending, mass-normalised.  An eigenvalue below ``rigid_tol * max(eigenvalues)`` counts as a rigid-body mode
     (``omega = 0``).  ``shift`` (rad^2/s^2, negative) is the shift-invert point."""
+    import scipy.linalg as sla
+    import scipy.sparse.linalg as spla
     n = M.shape[0]
     if n_modes >= n - 1 or not sp.issparse(K):
         w, V = sla.eigh(_dense(K), _dense(M))
@@ -104,6 +104,7 @@ def _blocks(A, b, i):
 
 
 def _constraint_modes(K, b, i):
+    import scipy.sparse.linalg as spla
     _, _, K_ib, K_ii = _blocks(K, b, i)
     lu = spla.splu(sp.csc_matrix(K_ii))
     return -lu.solve(_dense(K_ib)), K_ii
