@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from hardware_emulation import SLACK
 
 from rths_ros.app import factory
 from rths_ros.app import scenario as scn
@@ -42,12 +43,6 @@ def test_start_pose_and_ramp_profile():
     assert np.max(np.abs(np.diff(b, axis=0))) <= s.safety.ramp_speed_m_per_s * s.loop.dt_s * (1 + 1e-9)
     assert np.max(np.abs(v)) <= s.safety.ramp_speed_m_per_s * (1 + 1e-9)
     assert ramp.hold_steps == round(s.safety.hold_s / s.loop.dt_s)
-
-
-# The emulators are threads of the node process, which the graph tier runs at idle priority beside the serial
-# tier: starved for 0.25 s there, the client reported a late F/T record and the run aborted (a rerun in a
-# clean-clone run).  This module is about the ramps, not the timeouts: the slack of test_hardware_plant.py.
-SLACK = ["hardware.emulator_timeout_s=1", "hardware.emulator_watchdog_s=5"]
 
 
 @pytest.fixture(scope="module")

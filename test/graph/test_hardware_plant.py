@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hardware_emulation import SLACK
 
 from rths_ros.analysis.metrics import compute_metrics
 from rths_ros.analysis.run_analysis import analyze_bag, record_from_bag, reference_for
@@ -32,12 +33,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLE_4_1_NUM = (1011.0, 1053.1, 1123.5, 780.9, 988.1, 1070.9)
 TABLE_4_1_WC = (122.9, 55.5, 54.7, 55.3, 66.2, 59.0)
 
-# The emulators are threads of the node process.  The graph tier runs at idle priority beside the serial tier,
-# where that process was starved for 0.25 s to 2 s now and then: the client then reported a silent emulated
-# controller or a late F/T record (once each in a clean-clone run).  These tests are about the driver chain and
-# what a dead link does (the emulator stops answering at a step), not about the timeouts: they get slack (a
-# client timeout of 1 s: a dead link's three attempts, 3 s, stay within the loop's 5-s watchdog).
-SLACK = ["hardware.emulator_timeout_s=1", "hardware.emulator_watchdog_s=5"]
 
 
 @pytest.fixture(scope="module")
