@@ -90,6 +90,11 @@ SERIAL = {
     "graph/test_identify_ros2_control.py": {
         "test_identification_over_ros2_control_and_from_its_bag_recovers_the_legs_within_5_percent",
         "test_an_excitation_faster_than_the_legs_and_excitation_options_on_a_bag_are_refused"},
+    # the emulators' threads (a Net F/T stream at 1 kHz, the controller's link) in the plant's process: starved at
+    # idle priority beside the serial tier, its first attempt failed in two clean-clone runs of 2026-11-30 (a late
+    # F/T record; the plant process ended by SIGKILL at the trial boundary, cause not found), both passed on rerun
+    "graph/test_hardware_gait.py": {"test_rig_is_ramped_to_the_start_pose_before_ready_and_at_the_next_trial",
+                                    "test_hardware_stride_reproduces_the_simulated_plant"},
     "graph/test_interrupt.py": ALL,
     "graph/test_lifecycle.py": ALL,
     "graph/test_linear_motor_graph.py": {"test_interface_gap_learner_keeps_up_in_realtime"},
