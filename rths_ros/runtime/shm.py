@@ -47,30 +47,35 @@ def lock_holders(locks_text: str) -> dict[int, set[int]]:
     return holders
 
 
-def release_own_files(pid: int | None = None, shm_dir: str = SHM_DIR, locks_path: str = "/proc/locks") -> list[str]:
-    """Delete the shared-memory files of the participant of process ``pid`` (default: this one): every
-    ``fastdds_<16 hex>`` segment and ``fastdds_port<N>`` port whose ``_el`` lock only ``pid`` holds, with the
-    lock file and a port's semaphore.  Returns the names of the segments and ports removed."""
-    pid = os.getpid() if pid is None else pid
+def _lock_files(shm_dir: str, locks_path: str):
+    """(segment or port name without ``_el``, the process ids holding a flock on its lock file) for every lock file
+    of a participant's segment or a port in ``shm_dir``; nothing if /proc/locks or the directory cannot be read."""
     try:
         with open(locks_path) as fh:
             holders = lock_holders(fh.read())
         names = os.listdir(shm_dir)
     except OSError:
-        return []
-    removed = []
+        return
     for name in names:
         if not _OWNED_LOCK.match(name):
             continue
-        lock = os.path.join(shm_dir, name)
         try:
-            inode = os.stat(lock).st_ino
+            inode = os.stat(os.path.join(shm_dir, name)).st_ino
         except OSError:
             continue
-        if holders.get(inode) != {pid}:
+        yield name[:-3], holders.get(inode, set())
+
+
+def release_own_files(pid: int | None = None, shm_dir: str = SHM_DIR, locks_path: str = "/proc/locks") -> list[str]:
+    """Delete the shared-memory files of the participant of process ``pid`` (default: this one): every
+    ``fastdds_<16 hex>`` segment and ``fastdds_port<N>`` port whose ``_el`` lock only ``pid`` holds, with the
+    lock file and a port's semaphore.  Returns the names of the segments and ports removed."""
+    pid = os.getpid() if pid is None else pid
+    removed = []
+    for base, holders in _lock_files(shm_dir, locks_path):
+        if holders != {pid}:
             continue
-        base = name[:-3]
-        files = [base, name] + ([f"sem.{base}_mutex"] if "_port" in base else [])
+        files = [base, f"{base}_el"] + ([f"sem.{base}_mutex"] if "_port" in base else [])
         for f in files:
             try:
                 os.unlink(os.path.join(shm_dir, f))
@@ -84,23 +89,7 @@ def segments_held_by(pids, shm_dir: str = SHM_DIR, locks_path: str = "/proc/lock
     """The participant segments (``fastdds_<16 hex>``) whose lock file one of ``pids`` holds now: the segments of
     those processes' DDS participants."""
     pids = set(pids)
-    try:
-        with open(locks_path) as fh:
-            holders = lock_holders(fh.read())
-        names = os.listdir(shm_dir)
-    except OSError:
-        return set()
-    held = set()
-    for name in names:
-        if not name.endswith("_el") or not _SEGMENT.match(name[:-3]):
-            continue
-        try:
-            inode = os.stat(os.path.join(shm_dir, name)).st_ino
-        except OSError:
-            continue
-        if holders.get(inode, set()) & pids:
-            held.add(name[:-3])
-    return held
+    return {base for base, holders in _lock_files(shm_dir, locks_path) if _SEGMENT.match(base) and holders & pids}
 
 
 def remove_dead_segments(shm_dir: str = SHM_DIR, only=None) -> list[str]:
