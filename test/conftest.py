@@ -13,6 +13,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # their shared helpers (graph_equivalence.py) live here
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# pytest rewrites the asserts of every test module it imports (an AST pass over ~300 modules: about 6 s of CPU) and
+# keeps the result beside the module's bytecode, unless writing bytecode is off (PYTHONDONTWRITEBYTECODE, set on
+# some CI machines): then every pytest process, each xdist worker of each tier, rewrote every module again.  Only
+# this process writes it; the processes the tests start keep the environment's setting.
+sys.dont_write_bytecode = False
+
 # hypothesis: the suite draws the same examples in every run (profile "ci", derandomized), so a red run means a
 # change, not an unlucky draw; HYPOTHESIS_PROFILE=explore draws new examples each run, to hunt for counterexamples
 # (a counterexample found so goes into the test as an @example; docs/building.md "Test tiers")
