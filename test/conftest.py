@@ -101,6 +101,9 @@ SERIAL = {
     # F/T record; the plant process ended by SIGKILL at the trial boundary, cause not found), both passed on rerun
     "graph/test_hardware_gait.py": {"test_rig_is_ramped_to_the_start_pose_before_ready_and_at_the_next_trial",
                                     "test_hardware_stride_reproduces_the_simulated_plant"},
+    # the same emulators behind the platform link: at idle priority its ramp to the safe pose outlasted the
+    # recorder's wait for SAFE in a clean-clone run of 2026-11-30 (no SAFE in the record; passed on rerun)
+    "graph/test_hardware_plant.py": {"test_abort_elsewhere_ramps_the_rig_to_its_safe_pose_over_the_link"},
     "graph/test_interrupt.py": ALL,
     "graph/test_lifecycle.py": ALL,
     "graph/test_linear_motor_graph.py": {"test_interface_gap_learner_keeps_up_in_realtime"},

@@ -25,7 +25,7 @@ from rths_ros.app.live import LIVE_NODE, LiveParams
 from rths_ros.core.learning.aff.params import AffParams
 from rths_ros.core.learning.ilc.learner import IlcParams
 from rths_ros.core.methods.passivity import PassivityParams
-from rths_ros.core.models.building.rths import TrackingControllerParams
+from rths_ros.core.models.building.tracking_controller import TrackingControllerParams
 from rths_ros.core.models.gait.rths import GaitPlatformParams
 from rths_ros.core.plant.sim_plant import SimPlantParams
 from rths_ros.core.platform.commander import PlatformCommanderParams

@@ -71,14 +71,13 @@ from rths_ros.core.models.building.tracking_controller import (
     DT_S,
     PassThroughController,
     ReferenceController,
-    ReferenceControllerParams,
     TrackingController,
+    TrackingControllerParams,
 )
 from rths_ros.core.plant.base import PlantOutput as TwinOutput
 from rths_ros.core.platform.commander import CommandRejected, LegCommandArrays
 from rths_ros.params import ParameterError, param
 
-CONTROLLER_KINDS = ("reference", "passthrough", "python")
 CRITERIA_CONVENTIONS = ("paper", "matlab")
 
 #: rows of the benchmark record (per sample k); ``y`` and ``ydot`` have three columns
@@ -100,17 +99,6 @@ class BuildingScenarioParams(BenchmarkParams):
         if self.duration_s != 0.0:
             raise ParameterError(f"duration_s: {self.duration_s!r} is not allowed in a scenario; expected 0 (the "
                                  "run's length is loop.duration_s)")
-
-
-@dataclass(frozen=True)
-class TrackingControllerParams:
-    kind: str = param("reference", "", doc="tracking controller of the benchmark (numerical.model = building): "
-                      "'reference' = the benchmark's PI + phase lead, 'passthrough' = u = y1, 'python' = the "
-                      "TrackingController subclass at class_path", choices=CONTROLLER_KINDS)
-    class_path: str = param("", "", doc="kind = python: 'module:Class' of a "
-                            "rths_ros.core.models.building.tracking_controller.TrackingController subclass, importable by every node "
-                            "process (e.g. on PYTHONPATH); constructed with no arguments")
-    reference: ReferenceControllerParams = param(ReferenceControllerParams(), doc="gains of the reference controller")
 
 
 def core_params(p: BuildingScenarioParams, duration_s: float = 0.0) -> BenchmarkParams:

@@ -142,6 +142,21 @@ class ReferenceControllerParams:
                                 "signals")
 
 
+#: tracking_controller.kind of a scenario
+CONTROLLER_KINDS = ("reference", "passthrough", "python")
+
+
+@dataclass(frozen=True)
+class TrackingControllerParams:
+    kind: str = param("reference", "", doc="tracking controller of the benchmark (numerical.model = building): "
+                      "'reference' = the benchmark's PI + phase lead, 'passthrough' = u = y1, 'python' = the "
+                      "TrackingController subclass at class_path", choices=CONTROLLER_KINDS)
+    class_path: str = param("", "", doc="kind = python: 'module:Class' of a "
+                            "rths_ros.core.models.building.tracking_controller.TrackingController subclass, importable by every node "
+                            "process (e.g. on PYTHONPATH); constructed with no arguments")
+    reference: ReferenceControllerParams = param(ReferenceControllerParams(), doc="gains of the reference controller")
+
+
 def tustin_first_order(b1: float, b0: float, a0: float, dt: float) -> tuple[float, float, float]:
     """Tustin discretisation of ``(b1 s + b0)/(s + a0)``: returns ``(n0, n1, d1)`` of
     ``y_k = n0 u_k + n1 u_{k-1} - d1 y_{k-1}``."""
