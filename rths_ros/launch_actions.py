@@ -64,6 +64,7 @@ from rths_ros.launch_support import (
     parse_overrides,
     prepare_run_dir,
     process_specs,
+    start_failure,
 )
 from rths_ros.params import ParameterError
 
@@ -194,6 +195,8 @@ class RunWatch:
         self.drain_s, self.stuck_s, self.limit_s = policy.drain_s, policy.stuck_s, policy.limit_s
         self.draining = False
         self.concluded = False
+        self.failed_order: list[str] = []     # the nodes that failed, in the order their exits came in
+        self.stopped_here: set[str] = set()   # the nodes this watch stopped itself: never the run's failure
 
     # -- helpers ----------------------------------------------------------------------------
     def _timer(self, period: float, fn) -> TimerAction:
@@ -234,6 +237,8 @@ class RunWatch:
         if name not in self.expected or name in self.exit_codes or not self._mine(event):
             return None
         self.exit_codes[name] = event.returncode
+        if event.returncode != 0:
+            self.failed_order.append(name)
         if len(self.exit_codes) == len(self.expected):
             return self._finish(context)
         out: list = []
@@ -243,6 +248,12 @@ class RunWatch:
             self.draining = True
             out.append(LogInfo(msg=f"{self.tag}: {name} exited with code {event.returncode}; waiting up to "
                                    f"{self.drain_s:.0f} s for the other nodes to end"))
+            if start_failure({name: event.returncode}, self.out) is not None:
+                # (before START no ABORT tells the others: the orderly stop of a Ctrl-C, now)
+                self.stopped_here = set(self._running())
+                out.append(LogInfo(msg=f"{self.tag}: {name} failed before the run started; stopping "
+                                       f"{', '.join(sorted(self.stopped_here))}"))
+                out.extend(self._signal_running(signal.SIGINT))
             out.append(self._timer(self.drain_s, self._drain_over))
         elif name == self.sup and event.returncode == 0 and not self.draining:
             out.append(self._timer(self.stuck_s, self._stuck))
@@ -298,7 +309,7 @@ class RunWatch:
         # the status and the first fault into events.json (as rths run does), before the analysis reads them
         failed = any(c != 0 for c in self.exit_codes.values())
         record_run_end(self.out, self.exit_codes, self.s.loop.trials, "SIGINT" if context.is_shutdown else None,
-                       self.failure or ("a node failed" if failed else None))
+                       self.failure or ("a node failed" if failed else None), stopped=self.stopped_here)
         # a run that ended before START recorded no loop data: nothing to analyse (its cause is the last line)
         started = any(e.get("type") == "START" for e in read_events(self.out)["events"])
         if self.record and started and (self.out / "bag").exists() and not context.is_shutdown:
@@ -325,7 +336,8 @@ class RunWatch:
             return (f"the launch was shut down before the run ended (interrupted); {where}; every node stopped; "
                     f"the recorded steps: rths analyze {self.out} --partial")
         elif failed:
-            name = RunPolicy.first_failure({n: codes[n] for n in failed})
+            name = RunPolicy.first_failure({n: codes[n] for n in self.failed_order if n not in self.stopped_here}
+                                           or {n: codes[n] for n in failed})
             how = (f"killed by {signal.Signals(-codes[name]).name}" if codes[name] < 0
                    else f"exited with code {codes[name]}")
             msg = f"node {name} {how}"

@@ -325,6 +325,25 @@ def prepare_run_dir(scenario: scn.Scenario, out: Path, refuse_existing_bag: bool
     return path
 
 
+def run_started(out: Path) -> bool:
+    """Whether the run writing to ``out`` has started: its supervisor's OUT/progress.json (written every 0.5 s)
+    says "running" or "stopping", not "starting" (or is not there yet)."""
+    try:
+        text = (Path(out) / "progress.json").read_text()
+    except OSError:
+        return False
+    return '"running"' in text or '"stopping"' in text
+
+
+def start_failure(codes: dict, out: Path) -> str | None:
+    """The node whose process failed before the run started (a code other than 0 and 3; 3 = it aborted the
+    start on purpose, and its ABORT told the others), or None.  No ABORT tells the others of such a failure (the
+    plant's process watch covers the run): ``rths run`` and the launch then give them the orderly stop of a Ctrl-C
+    at once instead of letting them wait for a START that never comes."""
+    crashed = [n for n, c in codes.items() if c not in (None, 0, 3)]
+    return crashed[0] if crashed and not run_started(out) else None
+
+
 def orderly_stop_s(scenario: scn.Scenario) -> float:
     """How long an orderly stop may take: the ABORT reaching every node (``safety.watchdog_s``), the plant's ramp
     to the safe pose and its hold (:func:`~rths_ros.core.platform.safety.safe_ramp_bound_s`), the bag closed, and

@@ -32,6 +32,7 @@ from rths_ros.launch_support import (
     node_env_overrides,
     prepare_run_dir,
     process_specs,
+    start_failure,
 )
 from rths_ros.nodes.registry import module_name
 from rths_ros.params import ParameterError
@@ -149,6 +150,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     if node_start not in NODE_STARTS:
         raise RunError(f"node start {node_start!r} (RTHS_NODE_START) is not one of {', '.join(NODE_STARTS)}")
     out = Path(out).resolve()
+    if (out / "bag").exists():      # (the recorder would fail on it, after every other node had started)
+        raise RunError(f"out: {out} already holds a recorded run (bag/); a run never writes into an earlier one: "
+                       "choose another folder or remove that one")
     scenario_path = prepare_run_dir(scenario, out)
     nodes = list(scenario.run_nodes)
     specs = process_specs(scenario_path, nodes, out, composed,
@@ -164,6 +168,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
     base_env = run_env(lease.domain_id)
     procs: dict[str, subprocess.Popen] = {}
     own_segments: set[str] = set()     # the DDS shared-memory segments of the run's own processes
+    stopped_here: set[str] = set()     # the nodes the runner stopped after a start failure: never the run's fault
     logs = {}
     t0 = time.monotonic()
     result = RunResult(0, out, domain_id=lease.domain_id)
@@ -230,6 +235,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
         stuck_s = policy.stuck_s
         from rths_ros.runtime.shm import segments_held_by
         last_scan = 0.0
+        failed_order: list[str] = []     # the nodes that failed, in the order the runner saw them end
         while True:
             codes = {n: p.poll() for n, p in procs.items()}
             if time.monotonic() - last_scan > 0.5:       # the DDS segments of the run's own processes
@@ -252,13 +258,23 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 time.sleep(0.05)
                 continue
             failed = [n for n, c in codes.items() if c not in (None, 0)]
+            failed_order += [n for n in failed if n not in failed_order]
             if failed and drain_until is None:
                 # a node aborted (exit 3) or died: give the others time to see the abort, ramp the platform
                 # to its safe pose, flush the bag and exit by themselves; then stop what is left
                 drain_until = time.monotonic() + drain_s
+                early = start_failure(codes, out)
+                if early is not None:
+                    # the others get the orderly stop of a Ctrl-C now (a plant on its way to the start pose ramps
+                    # to its safe pose first)
+                    stopped_here = {n for n, c in codes.items() if c is None}
+                    log(f"rths run: node {early} ended with code {codes[early]} before the run started; "
+                        "stopping the others")
+                    _signal_all(procs, signal.SIGINT)
             if drain_until is not None and (all(c is not None for c in codes.values())
                                             or time.monotonic() > drain_until):
-                name = RunPolicy.first_failure(codes)
+                name = RunPolicy.first_failure({n: codes[n] for n in failed_order if n not in stopped_here}
+                                               or {n: codes[n] for n in failed_order})
                 result.code = 1
                 result.failed_node = name
                 result.message = (f"node {name} exited with code {codes[name]} "
@@ -316,7 +332,7 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                          f"({info['damage']})")
         except Exception as exc:
             notes.append(f"bag could not be recovered: {exc}")
-    conclude_run(result, out, interrupted["sig"], logs, scenario.loop.trials)
+    conclude_run(result, out, interrupted["sig"], logs, scenario.loop.trials, stopped_here)
     from rths_ros.runtime.shm import remove_dead_segments
     # a node ended without deleting its DDS participant (a hung teardown, a kill): only the run's own segments
     dead = remove_dead_segments(only=own_segments)
@@ -436,7 +452,8 @@ def _exit_notes(codes: dict, logs: dict) -> tuple[dict, dict]:
     return notes, warnings
 
 
-def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, trials: int = 1) -> None:
+def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, trials: int = 1,
+                 stopped: frozenset | set = frozenset()) -> None:
     """The run's status and first fault (:func:`rths_ros.app.run_status.record_run_end`, into events.json) and the
     result: code, message and failed node.  An interrupted run says whether the platform reached its safe pose."""
     signame = signal.Signals(signum).name if signum is not None else None
@@ -444,7 +461,7 @@ def conclude_run(result: RunResult, out: Path, signum: int | None, logs: dict, t
     notes, warnings = _exit_notes(result.exit_codes, logs)
     result.warnings.extend(warnings.values())
     status, fault, events = record_run_end(out, result.exit_codes, trials, signame, failure, result.failed_node,
-                                           {n: str(p) for n, p in logs.items()}, notes, warnings)
+                                           {n: str(p) for n, p in logs.items()}, notes, warnings, stopped)
     if signum is not None:
         result.code = 130 if signum == signal.SIGINT else 143
         safe = [e for e in events if e.get("type") == "SAFE"]

@@ -233,7 +233,7 @@ def run_status(events: list[dict], trials: int, steps_expected: int, steps_recor
 def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str | None = None,
                    failure: str | None = None, failed_node: str | None = None,
                    logs: dict | None = None, notes: dict | None = None,
-                   warnings: dict | None = None) -> tuple[str, dict | None, list]:
+                   warnings: dict | None = None, stopped: frozenset | set = frozenset()) -> tuple[str, dict | None, list]:
     """At the end of a run (``rths run`` or a launch): the status and the first fault, written into
     OUT/events.json with every node process's exit code.  Returns (status, first fault, events).
 
@@ -243,11 +243,13 @@ def record_run_end(out: Path, exit_codes: dict, trials: int, interrupted_by: str
     the time limit) is the fault when nothing else is known.  ``interrupted_by``: the signal that stopped the run.
     ``notes``: what is known about a node's exit beyond its code (e.g. its teardown watchdog fired).
     ``warnings``: {node: text} of what went wrong without costing data (``teardown_warnings`` in events.json).
+    ``stopped``: the nodes the runner stopped itself after another's failure (whatever their code: a signal that
+    came before a node's handler ends it by the signal), never the fault.
     A node that died without an abort makes the run ``failed``, never ``completed``."""
     rec = read_events(out)
     events = rec["events"]
     fault = first_fault_of(events)
-    died = [n for n, c in exit_codes.items() if c not in (None, 0, 3, 130, 143)]
+    died = [n for n, c in exit_codes.items() if c not in (None, 0, 3, 130, 143) and n not in stopped]
     if interrupted_by is None and died and (fault is None or not fault["reason"].startswith(INTERRUPTED)):
         node = died[0]
         code = exit_codes[node]

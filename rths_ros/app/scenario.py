@@ -215,7 +215,7 @@ class Scenario:
                                                           "the building benchmark (numerical.model = building)")
 
     def validate(self) -> None:
-        for key in ("teardown_hang_node", "crash_node"):
+        for key in ("teardown_hang_node", "crash_node", "start_failure_node"):
             name = getattr(self.faults, key)
             if name and name not in KNOWN_NODES:
                 raise ParameterError(f"faults.{key}: {name!r} is not allowed; expected '' or one of "

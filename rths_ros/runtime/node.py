@@ -567,6 +567,8 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     code = 0
     try:
         for cls in node_classes:
+            if scenario.faults.start_failure_node == cls.role:
+                raise RuntimeError(f"injected failure of {cls.role} while it is built (faults.start_failure_node)")
             nodes.append(cls(scenario, out))
         if any(cls.fast_path for cls in node_classes):
             problem = startup.warm_fast_path(scenario)    # (a no-op in a process forked from a warmed runner)

@@ -81,3 +81,36 @@ def test_a_node_that_crashes_mid_run_aborts_it_and_the_platform_goes_safe(tmp_pa
     assert "SAFE" in types and types.count("ABORT") == 1, types
     m = json.loads((out / "metrics.json").read_text())
     assert m["status"] == "aborted" and m["complete"] is False
+
+
+@pytest.mark.parametrize("victim", ["sim_plant", "recorder"])
+def test_a_node_that_fails_while_it_is_built_stops_the_others_at_once_and_is_named(tmp_path, rths_cli, victim):
+    """A node process that fails before the run started (injected: an error while its node is built) sends no
+    ABORT, and the plant's process watch covers only the run: the runner gives every other node the orderly stop of
+    a Ctrl-C at once (they end by that SIGINT, not by the SIGTERM that ends a drain time's wait), and names the
+    failed node, not one it stopped."""
+    out = tmp_path / victim
+    p = rths_cli("run", "--no-plots", "contact_1d", "--out", str(out), "--set", "loop.duration_s=1.0", "--set",
+                 f"faults.start_failure_node={victim}", timeout=300)
+    text = p.stdout + p.stderr
+    last = p.stderr.strip().splitlines()[-1]
+    assert p.returncode != 0
+    assert f"rths run: node {victim} ended with code 1 before the run started; stopping the others" in text, text
+    assert last.startswith(f"rths run: FAILED: run aborted: {victim}: process exited with code 1"), last
+    rec = read_events(out)
+    assert rec["first_fault"]["node"] == victim, rec["first_fault"]
+    assert "START" not in [e["type"] for e in rec["events"]]
+    others = {n: c for n, c in rec["exit_codes"].items() if n != victim}
+    assert rec["exit_codes"][victim] == 1 and len(others) == 5, rec["exit_codes"]
+    # 130 = a node's own orderly stop on SIGINT; -2 = the SIGINT came before the node had its handler
+    assert all(c in (130, -2) for c in others.values()), rec["exit_codes"]
+
+
+def test_a_run_into_a_folder_with_a_bag_is_refused_before_any_node_starts(tmp_path):
+    from rths_ros.app import scenario as scn
+    from rths_ros.runner import RunError, run_scenario
+    out = tmp_path / "run"
+    (out / "bag").mkdir(parents=True)
+    with pytest.raises(RunError, match=r"already holds a recorded run \(bag/\)"):
+        run_scenario(scn.load("contact_1d"), out, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == ["bag"]       # nothing written, no node started

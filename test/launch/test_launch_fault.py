@@ -1,5 +1,6 @@
 """A node killed mid-run under `ros2 launch`: the launch ends by itself with a non-zero exit code, its
-last message names the killed node, the platform went to its safe pose, and the bag is readable.
+last message names the killed node, the platform went to its safe pose, and the bag is readable.  A node that fails
+before the run started: the launch stops the others at once and names the failed one.
 
 Started exactly as a user starts a run (the `ros2` command, the installed rths.launch.py), so the exit
 code is the one a shell or a CI script sees."""
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from launch_checks import SKIP_REASON
+from launch_checks import SKIP_REASON, ros2_launch
 
 if SKIP_REASON:
     pytest.skip(SKIP_REASON, allow_module_level=True)
@@ -92,4 +93,24 @@ def test_ctrl_c_of_the_launch_ramps_the_platform_to_the_safe_pose_before_the_nod
     assert any(m.source == "sim_plant" and "safe pose reached" in m.reason for _, m in bag["/rths/events"])
     assert "escalating to 'SIGTERM'" not in text, text[-3000:]
     assert "the platform was ramped to its safe pose" in text, text[-3000:]
+    assert not node_pids(str(out)), "node processes left behind"
+
+
+def test_a_node_that_fails_while_it_is_built_ends_the_launch_at_once_naming_it(tmp_path):
+    """No ABORT tells the others of a failure before START: the launch gives them the orderly stop of a Ctrl-C at
+    once (they end by that SIGINT, not by the SIGTERM that ends a drain time's wait), and its last line names the
+    failed node."""
+    out = tmp_path / "run"
+    code, text, wall = ros2_launch(["rths_ros", "rths.launch.py", "scenario:=contact_1d", f"out:={out}",
+                                    "overrides:=loop.duration_s=1 faults.start_failure_node=ft_sensor"])
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    print(f"exit {code} after {wall:.1f} s; last line: {lines[-1]}")
+    assert code != 0, text[-3000:]
+    assert "ft_sensor failed before the run started; stopping" in text, text[-3000:]
+    assert "run aborted: ft_sensor: process exited with code 1" in lines[-1], lines[-1]
+    rec = read_events(out)
+    assert rec["first_fault"]["node"] == "ft_sensor" and rec["exit_codes"]["ft_sensor"] == 1, rec
+    others = {n: c for n, c in rec["exit_codes"].items() if n != "ft_sensor"}
+    assert len(others) == 5 and all(c in (130, -2) for c in others.values()), rec["exit_codes"]
+    assert "rths_analysis" not in text
     assert not node_pids(str(out)), "node processes left behind"

@@ -62,6 +62,9 @@ class FaultParams:
     crash_node: str = param("", "", doc="this node raises an uncaught error in its loop callback from "
                             "crash_at_step on, as a bug would (node graph only; empty = never)")
     crash_at_step: int = param(-1, "", -1, 10**9, "global step of the injected crash (-1 = never)")
+    start_failure_node: str = param("", "", doc="this node's process fails while its node is built, before it is "
+                                    "ready, as a missing device or an unreadable file would (node graph only; "
+                                    "empty = never)")
     corrupt_topic: str = param("", "", doc="the node that publishes this loop topic sends its message of "
                                "corrupt_at_step corrupted as corrupt_kind says, once (node graph only; empty = never)",
                                choices=("",) + CORRUPTIBLE_TOPICS)
