@@ -25,6 +25,13 @@ def abort_on_crash(nodes: list, prog: str, exc: BaseException) -> None:
         pass
 
 
+def fail_if_injected(faults, role: str) -> None:
+    """``faults.start_failure_node``: this node's process fails while its node is built (before READY), as a missing
+    device or an unreadable file would; the runner and the launch then stop the others at once."""
+    if faults.start_failure_node == role:
+        raise RuntimeError(f"injected failure of {role} while it is built (faults.start_failure_node)")
+
+
 class CallbackCrash(RuntimeError):
     """A callback raised; the run was aborted with its text and the nodes ended: the process exits 1."""
 

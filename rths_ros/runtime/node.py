@@ -15,9 +15,8 @@ What every node gets from :class:`RthsNode`:
 * the run's names relative to the node's namespace (:mod:`~rths_ros.runtime.names`); an orderly stop on
   SIGINT/SIGTERM (:mod:`~rths_ros.runtime.orderly_stop`); ``RTHS_PROFILE_DIR`` (:mod:`~rths_ros.runtime.profiling`);
   the loop topics in the run's DDS partition (``safety.partition``, :mod:`~rths_ros.runtime.dds_partition`);
-* a bounded exit (:mod:`~rths_ros.runtime.teardown`): once its files are written the process ends without deleting
-  its DDS entities (``realtime.dds_teardown``); a hung teardown dumps every thread's stack and exits at 10 s.
-"""
+* a bounded exit (:mod:`~rths_ros.runtime.teardown`): no DDS teardown once its files are written
+  (``realtime.dds_teardown``); a hung teardown dumps every thread's stack and exits at 10 s."""
 from __future__ import annotations
 
 import argparse
@@ -41,7 +40,7 @@ from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError
 from rths_ros.runtime import fault_injection, guard, hop_log, startup
-from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, node_of
+from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, fail_if_injected, node_of
 from rths_ros.runtime.dds_partition import apply_partition
 from rths_ros.runtime.executors import make_executor
 from rths_ros.runtime.loop_log import QuietQosEvents
@@ -567,8 +566,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     code = 0
     try:
         for cls in node_classes:
-            if scenario.faults.start_failure_node == cls.role:
-                raise RuntimeError(f"injected failure of {cls.role} while it is built (faults.start_failure_node)")
+            fail_if_injected(scenario.faults, cls.role)
             nodes.append(cls(scenario, out))
         if any(cls.fast_path for cls in node_classes):
             problem = startup.warm_fast_path(scenario)    # (a no-op in a process forked from a warmed runner)

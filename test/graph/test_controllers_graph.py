@@ -16,7 +16,7 @@ from rths_ros.app.vrths import run_virtual
 ROOT = Path(__file__).resolve().parents[2]
 SETS = ["numerical.contact_1d.d_num_kg_per_s=50", "sim_plant.cascade.preset=PPI2", "passivity.enabled=true",
         "platform.commander.vff=true", "ilc.enabled=true", "ilc.f_q_cut_hz=2", "aff.enabled=true", "aff.mu=0.05",
-        "loop.trials=2", "loop.duration_s=2.5"]
+        "loop.trials=2", "loop.duration_s=1.0"]
 
 
 @pytest.mark.parametrize("composed", [False, True], ids=["processes", "composed-local-bus"])
