@@ -80,6 +80,8 @@ def cmd_run(a) -> int:
 def _run(a) -> int:
     from rths_ros.analysis.analyze_command import analyze as _analyze
     from rths_ros.runner import RunError, run_scenario
+    from rths_ros.runtime.crash import stacks_on_sigusr1
+    stacks_on_sigusr1()
     from rths_ros.runtime.two_hosts import Link
     s = scn.load(a.scenario, a.set + (["live.enabled=true"] if a.live else []), a.mode, a.plant)
     if a.set:   # the report's description must say what this run changed

@@ -42,6 +42,45 @@ def run_scenario(name: str, out: Path, *sets: str, composed: bool = False,
     cmd = [sys.executable, "-m", "rths_ros.cli", "run", name, "--out", str(out)] + (["--composed"] if composed else [])
     for o in sets:
         cmd += ["--set", o]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=str(root), stdin=subprocess.DEVNULL)
+    p = run_or_dump_stacks(cmd, out, cwd=root)
     assert p.returncode in codes, p.stdout + p.stderr
     return p
+
+
+#: below pytest's limit of a test (300 s), so that a hung run is diagnosed here rather than cut by pytest-timeout
+HUNG_RUN_S = 240.0
+
+
+def run_or_dump_stacks(cmd: list[str], out: Path, cwd: Path, timeout_s: float = HUNG_RUN_S) -> subprocess.CompletedProcess:
+    """``rths run`` as a subprocess, its output captured.  A run that has not ended within ``timeout_s`` is asked for
+    the Python stacks of every thread of the runner and of each node process (``kill -USR1``, docs/reliability.md),
+    then stopped with its process group, and the test fails with the stacks and the end of every node's log."""
+    import os
+    import signal
+    import time
+
+    from rths_ros.runtime.processes import node_pids
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(cwd),
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+        return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+    except subprocess.TimeoutExpired:
+        pids = [proc.pid, *node_pids(str(out))]
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except ProcessLookupError:
+                pass
+        time.sleep(2.0)
+        os.killpg(proc.pid, signal.SIGKILL)
+        for pid in pids[1:]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        stdout, stderr = proc.communicate()
+        logs = "\n".join(f"--- {log.name}, last 60 lines:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-60:])
+                         for log in sorted((Path(out) / "logs").glob("*.log")))
+        raise AssertionError(f"the run did not end within {timeout_s:g} s: {' '.join(cmd)}\n--- the runner's output "
+                             f"and its stacks:\n{stdout[-3000:]}\n{stderr[-12000:]}\n{logs}") from None

@@ -6,7 +6,17 @@ so that the plant, when it shares the process (composed), still ramps to its saf
 """
 from __future__ import annotations
 
+import signal
+
 from rths_ros.msg import TestEvent
+
+
+def stacks_on_sigusr1() -> None:
+    """``kill -USR1 PID``: this process prints the Python stack of every thread to its standard error (a node
+    process: its log) and goes on.  Where a run or a node that seems stuck is waiting (docs/reliability.md); a node
+    process forked from ``rths run`` has it from the runner."""
+    import faulthandler
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 def abort_on_crash(nodes: list, prog: str, exc: BaseException) -> None:

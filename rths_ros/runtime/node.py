@@ -40,7 +40,7 @@ from rths_ros.core.platform.safety import safe_ramp_bound_s
 from rths_ros.msg import LoopTiming, TestEvent
 from rths_ros.params import ParameterError
 from rths_ros.runtime import fault_injection, guard, hop_log, startup
-from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, fail_if_injected, node_of
+from rths_ros.runtime.crash import CallbackCrash, abort_on_crash, fail_if_injected, node_of, stacks_on_sigusr1
 from rths_ros.runtime.dds_partition import apply_partition
 from rths_ros.runtime.executors import make_executor
 from rths_ros.runtime.loop_log import QuietQosEvents
@@ -547,8 +547,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
     except ParameterError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else None
-    rt = scenario.realtime
+    out, rt = (Path(args.out) if args.out else None), scenario.realtime
     applied, warning = apply_realtime(fifo_priority(scenario, node_classes), tuple(rt.cpu_affinity), rt.mlockall,
                                       False, batch_observer(scenario, node_classes))
     enter_netns_from_env()      # a run split over two hosts: this node's host, before its DDS participant
@@ -557,6 +556,7 @@ def node_main(node_classes: list[type[RthsNode]], argv: list[str] | None = None,
                signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
     stop = OrderlyStop()
     nodes: list[RthsNode] = []
+    stacks_on_sigusr1()
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     executor = make_executor(scenario.realtime.executor)
