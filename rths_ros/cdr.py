@@ -109,10 +109,11 @@ def encoder(typename: str):
             h = m.header.stamp
             if legs:
                 o = m.origin_stamp
-                return CDR_LE + st.pack(h.sec, h.nanosec, n, f, m.step, *np.concatenate(
-                    (m.length, m.velocity, m.feedforward_velocity, m.feedforward_position)).tolist(), o.sec, o.nanosec)
+                return CDR_LE + st.pack(h.sec, h.nanosec, n, f, m.step, *(
+                    m.length.tolist() + m.velocity.tolist() + m.feedforward_velocity.tolist()
+                    + m.feedforward_position.tolist()), o.sec, o.nanosec)
             return CDR_LE + st.pack(h.sec, h.nanosec, n, f, m.step,
-                                    *np.concatenate((m.length, m.velocity, m.current)).tolist(), m.status)
+                                    *(m.length.tolist() + m.velocity.tolist() + m.current.tolist()), m.status)
         return encode
     if kind == "RawWrench":
         def encode(m):
@@ -130,8 +131,8 @@ def encoder(typename: str):
         key = (n, len(a), len(b))
         st = cache.get(key) or cache.setdefault(key, _interface_layout(kind, *key))
         h = m.header.stamp
-        head = (h.sec, h.nanosec, n, f, m.step, len(a), *np.asarray(a, float).tolist(), len(b),
-                *np.asarray(b, float).tolist())
+        # (a sequence is an array.array('d') in rclpy, a fixed array a numpy array: both give floats by tolist)
+        head = (h.sec, h.nanosec, n, f, m.step, len(a), *a.tolist(), len(b), *b.tolist())
         if kind == "InterfaceForce":
             o = m.origin_stamp
             return CDR_LE + st.pack(*head, bool(m.contact), o.sec, o.nanosec)

@@ -11,6 +11,7 @@ every case.
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 from rths_ros import msg as rths_msg
@@ -56,6 +57,11 @@ class Recorder(RthsNode):
         running = set(scenario.run_nodes)
         rq = record_qos(scenario.loop.qos)
         bus = self.local_bus if (self.local_bus is not None and self.local_bus.recorder_local) else None
+        # in a composed process the loop topics reach the bag on the publishing thread (after an abort the plant's
+        # safe ramp publishes from a thread of its own), the other topics, the flushes and the close on the
+        # executor's: every write to the bag under the bus's lock (a flush amid a ramp's write once left a chunk
+        # whose size did not match its header: a bag no reader opens)
+        self._bag_lock = bus.lock if bus is not None else contextlib.nullcontext()
         for t in TOPICS:
             if t.producers and not (set(t.producers) & running):
                 continue
@@ -101,8 +107,9 @@ class Recorder(RthsNode):
             self.create_subscription(_msg_class(type_name), name, self._writer_for(name), qos, raw=True)
 
     def _flush(self) -> None:
-        if not self._closed:
-            self.bag.flush()
+        with self._bag_lock:
+            if not self._closed:
+                self.bag.flush()
 
     def _writer_for(self, topic: str, serialize=None):
         """The subscriber that writes ``topic`` into the bag: a DDS subscription's serialized bytes as they came,
@@ -112,9 +119,12 @@ class Recorder(RthsNode):
         clock, monotonic = time.time_ns, time.monotonic
 
         def cb(data) -> None:
-            if serialize is not None:
+            if serialize is not None:       # (a local-bus subscriber: the bus holds its lock)
                 data = serialize(data)
-            write(clock(), data)
+                write(clock(), data)
+            else:
+                with self._bag_lock:
+                    write(clock(), data)
             self._last_rx = monotonic()
             if final_timing is not None:
                 final_timing(data)
@@ -159,9 +169,10 @@ class Recorder(RthsNode):
             self._last_rx = time.monotonic()
 
     def finalize(self) -> None:
-        if not self._closed:
-            self._closed = True
-            self.bag.close()
+        with self._bag_lock:
+            if not self._closed:
+                self._closed = True
+                self.bag.close()
         super().finalize()
 
 

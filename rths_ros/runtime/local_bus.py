@@ -42,6 +42,9 @@ class LocalBus:
         self._queue: collections.deque = collections.deque()
         self._depth = 0
         self._lock = threading.RLock()
+        #: held while a message is handed to the subscribers (on the publishing thread, which may be a plant's safe
+        #: ramp thread): what a subscriber shares with its executor's callbacks goes under it too (nodes/recorder.py)
+        self.lock = self._lock
         self._guard = None
         self.delivered = 0
         #: the first error a subscriber's callback raised (that subscriber is off the bus since), or None

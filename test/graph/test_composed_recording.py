@@ -85,3 +85,60 @@ def test_in_process_bytes_have_the_wire_length_and_content_of_every_loop_type():
     finally:
         rclpy.shutdown(context=ctx)
         lease.close()
+
+
+# a composed process's recorder: loop messages written on another thread (as the plant's safe ramp publishes after an
+# abort) while the executor's callbacks flush the bag and write the events; every message in a bag that opens
+_RACE = r"""
+import sys, threading
+from pathlib import Path
+import rclpy
+from rths_ros.app import scenario as scn
+from rths_ros.msg import LegState, TestEvent
+from rths_ros.nodes.recorder import Recorder
+from rths_ros.runtime.local_bus import LocalBus
+from rths_ros.runtime.node import RthsNode
+
+out = Path(sys.argv[1])
+rclpy.init()
+RthsNode.local_bus = LocalBus(lockstep=True, recorder_local=True)
+rec = Recorder(scn.load("contact_1d"), out)
+msg = LegState()
+msg.header.frame_id = "rths:contact_1d"
+N = 20000
+
+def ramp():                      # the plant's ramp thread: loop messages through the bus
+    for k in range(N):
+        msg.step = k
+        msg.length[:] = k
+        RthsNode.local_bus.deliver("/rths/leg_state", msg)
+
+t = threading.Thread(target=ramp)
+t.start()
+events = rec._writer_for("/rths/events")       # a DDS subscription's writer: runs on the executor's thread
+ev = TestEvent()
+from rclpy.serialization import serialize_message
+data = serialize_message(ev)
+flushes = 0
+while t.is_alive():
+    rec._flush()
+    events(data)
+    flushes += 1
+t.join()
+rec.finalize()
+print("flushes", flushes)
+"""
+
+
+def test_a_composed_recorder_writing_from_two_threads_leaves_a_whole_bag(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    out.mkdir()
+    p = subprocess.run([sys.executable, "-c", _RACE, str(out)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert int(p.stdout.split()[-1]) >= 2, p.stdout        # the flushes interleaved with the writes
+    legs = read_bag(out / "bag", ["/rths/leg_state"])["/rths/leg_state"]
+    assert [int(m.step) for _, m in legs] == list(range(20000))
+    assert all(float(m.length[0]) == int(m.step) for _, m in legs)
