@@ -49,6 +49,7 @@ class Supervisor(RthsNode):
         self._pending_since = 0.0
         self.ready: set[str] = set()
         self.start_sent = False
+        self._start_emitted = False
         #: READY from nodes the run does not start (a second rig or emulator in the same domain): not counted
         self.foreign_ready: set[str] = set()
         #: node -> the participant (hex GUID prefix) its READY came from, where the client library says it
@@ -95,7 +96,7 @@ class Supervisor(RthsNode):
         if self.out_dir is None:
             return
         import json
-        state = "running" if self.started else "starting"
+        state = "running" if self.started or self._start_emitted else "starting"
         if self._stop_sent_at is not None:
             state = "stopping"
         data = {"state": state, "total_steps": self.scenario.steps * self.scenario.loop.trials,
@@ -130,6 +131,10 @@ class Supervisor(RthsNode):
                     return
                 self.get_logger().info(f"all {len(self.expected)} nodes ready: START")
                 self.emit(TestEvent.START, reason=start_reason(self.ready_from) if self.ready_from else "")
+                # at once, not at the next 0.5-s write: the runner and the launch tell a node's failure before START
+                # (the others get the orderly stop at once) from one during the run (the plant's process watch)
+                self._start_emitted = True
+                self._write_progress()
         elif msg.type == TestEvent.DONE and self._stop_sent_at is None:
             nxt = int(msg.trial) + 1
             self.emit(TestEvent.TRIAL_END, msg.step, trial=int(msg.trial))
