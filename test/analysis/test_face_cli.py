@@ -112,12 +112,75 @@ def test_a_cluster_started_from_the_command_line_gives_the_process_pool_numbers(
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
 
 
-def test_points_go_to_the_cluster_in_batches_of_about_eight_per_worker():
-    from rths_ros.analysis.face.engine import batches
-    assert batches(200, 2) == [range(i, min(200, i + 13)) for i in range(0, 200, 13)]
-    assert [list(b) for b in batches(5, 2)] == [[0], [1], [2], [3], [4]]
-    assert sum(len(b) for b in batches(1001, 3)) == 1001 and len(batches(1001, 3)) <= 24
+def test_points_go_to_the_cluster_in_batches_that_shrink_to_single_points_at_the_end():
+    from rths_ros.analysis.face.engine import GUIDED_SHARE, TASKS_PER_WORKER, batches
+    b = batches(200, 2)
+    assert [i for r in b for i in r] == list(range(200))             # every point once, in order
+    sizes = [len(r) for r in b]
+    assert sizes[0] == 13 == max(sizes)                              # about eight batches per worker at first
+    assert sizes == sorted(sizes, reverse=True) and sizes[-4:] == [1, 1, 1, 1]
+    start = 0
+    for r in b:                                                      # none above its share of what remains
+        assert r.start == start and len(r) <= max(1, -(-(200 - start) // (GUIDED_SHARE * 2)))
+        start = r.stop
+    assert [list(r) for r in batches(5, 2)] == [[0], [1], [2], [3], [4]]
+    assert [i for r in batches(1001, 3) for i in r] == list(range(1001))
+    assert max(len(r) for r in batches(1001, 3)) == -(-1001 // (TASKS_PER_WORKER * 3))
     assert batches(0, 4) == []
+
+
+def _profiler_running(dask_worker=None):
+    return {k: pc.is_running() for k, pc in dask_worker.periodic_callbacks.items() if k.startswith("profile")}
+
+
+def test_a_sweep_pauses_a_cluster_workers_profiler_and_resumes_it_after():
+    """A worker with Dask's defaults samples its running task every 10 ms: paused for the sweep, running again
+    after it (the cluster stays as it was)."""
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    from rths_ros.analysis.face.engine import _worker_profiler, _worker_restore
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as lc, \
+            Client(lc) as client:
+        assert list(client.run(_profiler_running).values()) == [{"profile": True, "profile-cycle": True}]
+        assert list(client.run(_worker_profiler).values()) == ["paused"]
+        assert list(client.run(_profiler_running).values()) == [{"profile": False, "profile-cycle": False}]
+        assert list(client.run(_worker_profiler).values()) == ["untouched"]     # (nothing was running)
+        assert [p for _, p in client.run(_worker_restore).values()] == ["resumed"]
+        assert list(client.run(_profiler_running).values()) == [{"profile": True, "profile-cycle": True}]
+
+
+def test_the_sweep_settings_reach_the_workers_of_a_local_cluster_and_of_the_command_line_cluster(tmp_path):
+    """config/dask/rths-sweeps.yaml: in the worker processes of ``--cluster local:N`` (through their nannies) and
+    in the scheduler and workers of the bench's command-line cluster (DASK_CONFIG); its keys are Dask's own (a
+    misspelt one would be ignored)."""
+    pytest.importorskip("distributed")
+    import dask.config
+    from distributed import Client
+
+    from rths_ros.analysis.face.engine import _worker_profiler, open_cluster, sweep_dask_config
+    from rths_ros.bench.dask_cluster import CommandLineCluster
+    cfg = sweep_dask_config()
+    want = {"distributed.admin.tick.interval": "500ms", "distributed.worker.profile.enabled": False,
+            "distributed.worker.memory.monitor-interval": "1s"}
+    assert {k: cfg[k] for k in want} == want and "distributed.admin.system-monitor.interval" in cfg
+    for key in cfg:                                    # every key exists in Dask's defaults
+        assert dask.config.get(key, default="<missing>") != "<missing>", key
+
+    def seen(run) -> dict:
+        return {k: list(run(dask.config.get, k).values()) for k in want}
+    client, cluster = open_cluster("local:1")
+    try:
+        assert seen(client.run) == {k: [v] for k, v in want.items()}
+        assert list(client.run(_worker_profiler).values()) == ["untouched"]     # no profiler to pause
+    finally:
+        client.close()
+        cluster.close()
+    with CommandLineCluster(tmp_path / "dask-logs") as cl:
+        cl.add_worker()
+        with Client(cl.address) as c:
+            assert seen(c.run) == {k: [v] for k, v in want.items()}
+            assert {k: c.run_on_scheduler(dask.config.get, k) for k in want} == want
 
 
 _MALLOC_PROBE = """

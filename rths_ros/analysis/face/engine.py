@@ -112,21 +112,52 @@ def _call_batch(run_point, items, retries: int = 0, spec: SweepSpec | None = Non
             for i, pt, save_to, v in items]
 
 
-def _worker_setup(probe: str) -> tuple[str | None, str]:
+#: the periodic callbacks of a Dask worker that sample its task thread's stack (distributed's statistical profiler,
+#: ``distributed.worker.profile``: every 10 ms the worker's event loop takes the interpreter lock from the running
+#: point to walk its frames); paused for a sweep, whose points are not what a lab profiles
+_PROFILER_CALLBACKS = ("profile", "profile-cycle")
+
+
+def _worker_profiler(dask_worker=None, resume: bool = False) -> str:
+    """Pause (``resume``: start again) a Dask worker's statistical profiler; runs in the worker's event loop
+    (``client.run``).  Returns what it did: "paused", "resumed" or "untouched" (no such callbacks, or not
+    running)."""
+    callbacks = getattr(dask_worker, "periodic_callbacks", None) or {}
+    found = [callbacks[k] for k in _PROFILER_CALLBACKS if k in callbacks]
+    if not found:
+        return "untouched"
+    if resume:
+        for pc in found:
+            if not pc.is_running():
+                pc.start()
+        return "resumed"
+    running = [pc for pc in found if pc.is_running()]
+    for pc in running:
+        pc.stop()
+    return "paused" if running else "untouched"
+
+
+def _worker_setup(probe: str, dask_worker=None) -> tuple[str | None, str, str]:
     """Each Dask worker before a sweep, in one round trip: one BLAS thread (:func:`one_blas_thread`), malloc for the
-    points (:func:`_worker_malloc`), and the text of the file ``probe`` as this worker reads it (None: no such file
-    here)."""
+    points (:func:`_worker_malloc`), its profiler paused (:func:`_worker_profiler`), and the text of the file
+    ``probe`` as this worker reads it (None: no such file here)."""
     one_blas_thread()
     try:
         text = Path(probe).read_text()
     except OSError:
         text = None
-    return text, _worker_malloc()
+    return text, _worker_malloc(), _worker_profiler(dask_worker)
+
+
+def _worker_restore(dask_worker=None) -> tuple[str, str]:
+    """A cluster's worker after a sweep, as it was before it (:func:`_worker_malloc`, :func:`_worker_profiler`)."""
+    return _worker_malloc(restore=True), _worker_profiler(dask_worker, resume=True)
 
 
 def _set_up_workers(client, out: Path) -> tuple[bool, bool]:
     """(every worker of the cluster reads a file written here under the same path, so it can write the points;
-    some worker's malloc thresholds were raised) after :func:`_worker_setup` on every worker."""
+    some worker was changed for the sweep and is to be restored after it) after :func:`_worker_setup` on every
+    worker."""
     import uuid
     token = uuid.uuid4().hex
     probe = out / f".workers-probe-{token}"
@@ -135,19 +166,48 @@ def _set_up_workers(client, out: Path) -> tuple[bool, bool]:
         seen = client.run(_worker_setup, str(probe))
     finally:
         probe.unlink(missing_ok=True)
-    return (bool(seen) and all(text == token for text, _ in seen.values()),
-            any(state == "raised" for _, state in seen.values()))
+    return (bool(seen) and all(text == token for text, _, _ in seen.values()),
+            any(m == "raised" or p == "paused" for _, m, p in seen.values()))
 
 
-#: Dask tasks per worker thread of the cluster: enough for the last tasks to balance the workers' load, few enough
-#: that the per-task round trips stay a small part of a sweep
+#: Dask tasks per worker thread of the cluster at the start of a sweep: the first batches are this many per worker,
+#: few enough that the per-task round trips through the scheduler stay a small part of a sweep
 TASKS_PER_WORKER = 8
+#: a batch holds at most the remaining points over this many per worker thread: the batches shrink towards the end
+#: of a sweep down to single points, so the workers finish within about a point of each other
+GUIDED_SHARE = 3
 
 
 def batches(n: int, workers: int) -> list[range]:
-    """The points ``0 .. n-1`` in consecutive batches, about :data:`TASKS_PER_WORKER` per worker."""
-    size = max(1, -(-n // (TASKS_PER_WORKER * max(1, workers))))
-    return [range(i, min(n, i + size)) for i in range(0, n, size)]
+    """The points ``0 .. n-1`` in consecutive batches: at first about :data:`TASKS_PER_WORKER` per worker, then
+    shrinking with what remains (guided self-scheduling: a batch holds at most the remaining points over
+    :data:`GUIDED_SHARE` per worker), the last ones single points.  Equal batches (200 points on 2 workers: 16 of
+    13 points) left one worker idle for up to a batch (0.2 s of 5.7) while the other ran its last one."""
+    w = max(1, workers)
+    cap = max(1, -(-n // (TASKS_PER_WORKER * w)))
+    out, i = [], 0
+    while i < n:
+        size = min(cap, max(1, -(-(n - i) // (GUIDED_SHARE * w))))
+        out.append(range(i, min(n, i + size)))
+        i += size
+    return out
+
+
+def sweep_dask_config() -> dict:
+    """The Dask settings for a sweep's cluster (``config/dask/rths-sweeps.yaml``: less housekeeping in every Dask
+    process), flattened to dotted keys for ``dask.config.set``; {} if the file is missing."""
+    from rths_ros.resources import config_dir
+    path = config_dir() / "dask" / "rths-sweeps.yaml"
+    if not path.is_file():
+        return {}
+
+    def flat(d: Mapping, prefix: str = "") -> dict:
+        out = {}
+        for k, v in d.items():
+            key = f"{prefix}{k}"
+            out.update(flat(v, key + ".") if isinstance(v, Mapping) else {key: v})
+        return out
+    return flat(yaml.safe_load(path.read_text()) or {})
 
 
 def open_cluster(address: str):
@@ -164,8 +224,10 @@ def open_cluster(address: str):
         n = address[len("local:"):]
         if not n.isdigit() or not 1 <= int(n) <= 256:
             raise ParameterError(f"cluster: {address!r} is not allowed; expected local:N with N in 1..256")
-        cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, host="127.0.0.1",
-                               dashboard_address=None)
+        import dask.config
+        with dask.config.set(sweep_dask_config()):     # (its nannies hand the settings to their workers)
+            cluster = LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None)
         return Client(cluster), cluster
     if not address:
         raise ParameterError("cluster: '' is not allowed; expected local:N or a scheduler address")
@@ -223,11 +285,11 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
     if cluster:
         client, local = open_cluster(cluster)       # (first: it names what to install when Dask is missing)
         from distributed import as_completed as dask_completed
-        malloc_set = False
+        changed = False
         try:
             # workers that see this disk (a LocalCluster's, a cluster on this machine or on a shared file system)
             # save their points themselves; the others' records are saved here
-            shared_disk, malloc_set = _set_up_workers(client, out)
+            shared_disk, changed = _set_up_workers(client, out)
             local_workers = local is not None or shared_disk
             threads = sum(int(w.get("nthreads", 1)) for w in client.scheduler_info()["workers"].values())
             # the runner goes to every worker once (not with each task); the points in batches (batches())
@@ -247,9 +309,9 @@ def run_sweep(spec: SweepSpec, out_dir: str | Path, run_point: Callable[[dict], 
                     done += 1
                 report()
         finally:
-            if malloc_set and local is None:        # a cluster that stays: its workers as they were
+            if changed and local is None:        # a cluster that stays: its workers as they were
                 with contextlib.suppress(Exception):
-                    client.run(_worker_malloc, True)
+                    client.run(_worker_restore)
             client.close()
             if local is not None:
                 local.close()
