@@ -1,0 +1,78 @@
+"""The standard publishers and the local bus's DDS copies publish only while a reader is matched
+(rths_ros.runtime.local_bus.ReaderGate): a WrenchStamped with no reader is not written (it cost 35-77 µs of a composed
+lockstep step), whether one joined is asked every READER_RECHECK-th publishing step, and a tool that joins mid-run
+gets the messages from then on."""
+import json
+import os
+import subprocess
+import sys
+
+from rths_ros.runtime.domain import DomainLease
+
+SCRIPT = r"""
+import json, time
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from rths_ros.app import scenario as scn
+from rths_ros.runtime.executors import make_executor
+from rths_ros.runtime.standard_interfaces import READER_RECHECK, WrenchOut, driver_qos
+
+rclpy.init()
+node = rclpy.create_node("gate_probe")
+ex = make_executor("events")
+ex.add_node(node)
+s = scn.load("contact_1d", [], "lockstep")
+every = s.standard_interfaces.every_steps
+out = WrenchOut(node, s)
+asked, writes = [0], [0]
+count, publish = out.pub.get_subscription_count, out.pub.publish
+def counted():
+    asked[0] += 1
+    return count()
+def written(m):
+    writes[0] += 1
+    publish(m)
+out.pub.get_subscription_count, out.pub.publish = counted, written
+stamp = node.get_clock().now().to_msg()
+k = 0
+def steps(n):
+    global k
+    for _ in range(n):
+        out.publish(k, stamp, [float(k)])
+        k += 1
+steps(every * READER_RECHECK * 5)
+before = {"asked": asked[0], "writes": writes[0], "matched": out.read.matched}
+got = []
+node.create_subscription(WrenchStamped, s.standard_interfaces.wrench_topic, got.append, driver_qos(100))
+t0 = time.monotonic()
+while count() < 1 and time.monotonic() - t0 < 10:
+    ex.spin_once(timeout_sec=0.01)
+joined = k
+steps(every * READER_RECHECK * 3)
+t0 = time.monotonic()
+while time.monotonic() - t0 < 1.0:
+    ex.spin_once(timeout_sec=0.01)
+forces = sorted(int(m.wrench.force.z) for m in got)
+print(json.dumps({"before": before, "every": every, "recheck": READER_RECHECK, "joined": joined, "last": k - 1,
+                  "writes": writes[0], "forces": forces}))
+rclpy.shutdown()
+"""
+
+
+def test_a_standard_publisher_writes_nothing_without_a_reader_and_everything_once_one_joined():
+    lease = DomainLease()
+    try:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(lease.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        r = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=120)
+    finally:
+        lease.close()
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout.strip().splitlines()[-1])
+    every, recheck = d["every"], d["recheck"]
+    # 5 * recheck publishing steps without a reader: nothing written, the count asked once per recheck of them
+    assert d["before"] == {"asked": 5, "writes": 0, "matched": False}, d["before"]
+    # the reader joined at step `joined`: matched at the next recheck at the latest, every publishing step since
+    first = (d["joined"] // every + recheck) * every
+    expected = list(range(first, d["last"] + 1, every))
+    assert d["forces"][0] <= first and d["forces"][-len(expected):] == expected, d["forces"]
+    assert d["writes"] == len(d["forces"]), d
