@@ -30,9 +30,24 @@ def build_gait_platform(s):
     return plat
 
 
+#: the start lengths computed in this process, by the parameters they depend on (:func:`gait_start_lengths`)
+_START_LENGTHS: dict = {}
+
+
 def gait_start_lengths(s):
-    """Leg lengths of the gait test's start pose (the same numbers the platform node computes)."""
-    return build_gait_platform(s).start_lengths.copy()
+    """Leg lengths of the gait test's start pose (the same numbers the platform node computes).  Computed once per
+    process for the same parameters (building a gait platform and the model's initial command for them was a third
+    of the construction of an in-process gait run); each caller gets its own copy."""
+    key = (s.platform.gait, s.platform.geometry, s.platform.commander.vff, s.loop.dt_s, s.numerical.vpp,
+           s.numerical.gait)
+    try:
+        hit = _START_LENGTHS.get(key)
+    except TypeError:            # (a parameter object that cannot be hashed: computed every time)
+        return build_gait_platform(s).start_lengths.copy()
+    if hit is None:
+        hit = _START_LENGTHS[key] = build_gait_platform(s).start_lengths.copy()
+        hit.setflags(write=False)
+    return hit.copy()
 
 
 def _gait_force(s):
