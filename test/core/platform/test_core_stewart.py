@@ -338,3 +338,33 @@ def test_joint_angle_limit_raises_with_clear_message():
     assert ang[row, e.value.leg - 1] > 25.0
     assert "exceeds the universal joint limit 25.000 deg" in str(e.value)
     assert f"leg {e.value.leg}: {e.value.quantity} {ang[row, e.value.leg - 1]:.3f} deg" in str(e.value)
+
+
+def test_a_second_kinematics_of_the_same_geometry_skips_the_warm_up_and_computes_the_same():
+    """The kernels run once per geometry and process at construction; a later instance starts at home as the first
+    did, and its forward / inverse kinematics give the first one's numbers bit for bit."""
+    from rths_ros.core.platform import stewart as st
+    g = st.StewartGeometryParams(home_height_m=st.StewartGeometryParams().home_height_m + 0.00123)
+    st._WARMED.discard(g)
+    first = st.StewartKinematics(g)
+    assert g in st._WARMED
+    second = st.StewartKinematics(g)
+    for kin in (first, second):
+        assert kin.last_iterations == 0 and np.array_equal(kin._fk_last.homogeneous, kin.home_pose.homogeneous)
+    lengths = first.inverse(first.home_pose) + np.array([1e-3, -2e-3, 0.5e-3, 0.0, 1e-3, -1e-3])
+    a, b = first.forward(lengths), second.forward(lengths)
+    assert np.array_equal(a.homogeneous, b.homogeneous) and first.last_iterations == second.last_iterations
+
+
+def test_the_gait_start_lengths_are_computed_once_per_parameters_and_each_caller_gets_a_copy():
+    from rths_ros.app import scenario as scn
+    from rths_ros.families.gait import family
+    s = scn.load("gait_vpp", [])
+    fresh = family.build_gait_platform(s).start_lengths.copy()
+    one = family.gait_start_lengths(s)
+    one[:] = 0.0                                            # a caller's copy: the cache is untouched
+    two = family.gait_start_lengths(s)
+    assert np.array_equal(two, fresh) and two is not one
+    other = scn.load("gait_vpp", [f"platform.geometry.home_height_m={s.platform.geometry.home_height_m + 0.01}"])
+    assert np.array_equal(family.gait_start_lengths(other), family.build_gait_platform(other).start_lengths)
+    assert not np.array_equal(family.gait_start_lengths(other), fresh)
