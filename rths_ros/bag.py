@@ -106,6 +106,10 @@ class BagWriter:
                 or not all(hasattr(w, a) for a in ("counts", "min_timestamp", "max_timestamp"))
                 or getattr(w, "compression_mode", CompressionMode.MESSAGE) == CompressionMode.MESSAGE):
             return None
+        if not hasattr(storage_mcap, "PendingChunk") or not all(hasattr(st, a) for a in ("compressor", "compression",
+                                                                                         "chunks", "bio")):
+            return None
+        close = _close_chunk
         header = struct.Struct("<BQHIQQ")       # op 0x05, record length, channel, sequence 0, log time, publish time
         pack = header.pack
         counts = w.counts
@@ -127,7 +131,7 @@ class BagWriter:
             bio.write(pack(0x05, 22 + len(data), cid, 0, t, t))
             bio.write(data)
             if bio.tell() > 2**20:
-                st.close_chunk()
+                close(st)
             counts[cid] += 1
             if t < w.min_timestamp:
                 w.min_timestamp = t
@@ -149,11 +153,51 @@ class BagWriter:
         if chunk is None:          # sqlite3: every write is already in the database file
             return
         if chunk.bio.tell():
-            st.close_chunk()
+            if self._fast is not None:
+                _close_chunk(st)
+            else:
+                st.close_chunk()
         st.bio.flush()
 
     def close(self) -> None:
         self._w.close()
+
+
+def _close_chunk(st) -> None:
+    """rosbags' ``McapWriter.close_chunk`` (0.10/0.11, pinned) with the chunk's message indexes packed in one call per
+    channel instead of two writes per message: the same bytes (test/test_bag_writer.py) for 0.5 instead of 3.4 ms per
+    chunk of 6474 messages, which a composed recorder pays in the loop's thread every 1079 steps."""
+    from collections import defaultdict
+    from io import BytesIO
+    from itertools import chain
+
+    from rosbags.rosbag2.storage_mcap import PendingChunk
+    ch, out = st.chunk, st.bio
+    size = ch.bio.tell()
+    comp = st.compression.encode()
+    # (uncompressed, the chunk's buffer goes to the file as it is, without a copy)
+    compressed = ch.bio.getbuffer() if not comp else st.compressor(ch.bio.getvalue())
+    head = struct.pack("<QQQII", ch.message_start_time, ch.message_end_time, size, 0, len(comp)) + comp
+    chunk_start = out.tell()
+    out.write(struct.pack("<BQ", 0x06, len(head) + 8 + len(compressed)) + head + struct.pack("<Q", len(compressed)))
+    out.write(compressed)
+    n_compressed = len(compressed)
+    del compressed                             # (releases the buffer's export before the chunk is replaced)
+    chunk_end = out.tell()
+    offsets = []
+    for cid, msgs in ch.msgs.items():
+        offsets.append((cid, out.tell()))
+        n = len(msgs)
+        out.write(struct.pack(f"<BQHI{2 * n}Q", 0x07, 6 + 16 * n, cid, 16 * n, *chain.from_iterable(msgs)))
+    rec = BytesIO()
+    rec.write(struct.pack("<QQQQI", ch.message_start_time, ch.message_end_time, chunk_start, chunk_end - chunk_start,
+                          10 * len(offsets)))
+    rec.write(b"".join(struct.pack("<HQ", cid, off) for cid, off in offsets))
+    rec.write(struct.pack("<Q", out.tell() - chunk_end))
+    rec.write(struct.pack("<I", len(comp)) + comp)
+    rec.write(struct.pack("<QQ", n_compressed, size))
+    st.chunks.append(rec)
+    st.chunk = PendingChunk(2**63 - 1, 0, BytesIO(), defaultdict(list))
 
 
 def _has_sequence(ts, typename: str) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from rths_ros.bag import BagWriter, read_bag, string_msg, typestore
 
 
@@ -24,7 +26,7 @@ def _messages(n: int, seed: int = 3):
     return out
 
 
-def _write(path, msgs, fast: bool) -> BagWriter:
+def _write(path, msgs, fast: bool, flush_every: int = 0) -> BagWriter:
     w = BagWriter(path)
     assert (w._fast is not None) is True          # rosbags as pinned: the fast path is taken
     if not fast:
@@ -32,17 +34,22 @@ def _write(path, msgs, fast: bool) -> BagWriter:
     for topic, typ, _, _ in msgs[:3]:
         w.add_topic(topic, typ)
     w.set_custom_data("k", "v")
-    for topic, _, t, data in msgs:
+    for i, (topic, _, t, data) in enumerate(msgs):
         w.write_raw(topic, t, data)
+        if flush_every and i % flush_every == flush_every - 1:
+            w.flush()                            # (the recorder's flush: the chunk closed by the same path)
     w.close()
     return w
 
 
-def test_fast_path_writes_the_same_bytes_as_rosbags(tmp_path):
+@pytest.mark.parametrize("flush_every", [0, 997])
+def test_fast_path_writes_the_same_bytes_as_rosbags(tmp_path, flush_every):
+    """Chunks closed when they pass 1 MiB and (``flush_every``) by the recorder's flushes: the fast path closes them
+    with its own packing of the message indexes (rths_ros.bag._close_chunk), rosbags with its own."""
     msgs = _messages(6000)          # about 2 MB of records: more than one chunk of 1 MiB
     # (same bag name in both: the file's rosbag2 metadata record names the .mcap file)
-    a = _write(tmp_path / "public" / "bag", msgs, fast=False)
-    b = _write(tmp_path / "fast" / "bag", msgs, fast=True)
+    a = _write(tmp_path / "public" / "bag", msgs, fast=False, flush_every=flush_every)
+    b = _write(tmp_path / "fast" / "bag", msgs, fast=True, flush_every=flush_every)
     assert a.count == b.count == len(msgs)
     pub = (tmp_path / "public" / "bag" / "bag.mcap").read_bytes()
     fast = (tmp_path / "fast" / "bag" / "bag.mcap").read_bytes()
