@@ -4,8 +4,7 @@
 :class:`CommandLineCluster` starts the scheduler on a free port of 127.0.0.1 and adds workers one at a time
 (``--nthreads 1``, no dashboard), each waited for until the scheduler lists it; leaving the ``with`` block stops
 them all.  Every process starts with ``DASK_CONFIG`` naming ``config/dask`` (the settings of
-``rths-sweeps.yaml``, as the recipe of docs/fidelity.md starts a lab's cluster); ``dask_config=None`` leaves Dask's
-defaults.  ``rths bench`` runs the same FACE sweep on one worker, then on two (each after a short warm-up sweep:
+``rths-sweeps.yaml``, as the recipe of docs/fidelity.md starts a lab's cluster).  ``rths bench`` runs the same FACE sweep on one worker, then on two (each after a short warm-up sweep:
 a worker keeps numba's compiled kernels and the imported modules for every later task, as a long-running worker of
 a lab's cluster does), and compares the points phase with the process pool's.
 """
@@ -44,9 +43,9 @@ class CommandLineCluster:
     """``dask scheduler`` plus ``dask worker`` processes on this machine; :attr:`address` is what
     ``rths face --cluster`` takes."""
 
-    def __init__(self, log_dir: Path, timeout_s: float = 60.0, dask_config: Path | None | str = "package"):
+    def __init__(self, log_dir: Path, timeout_s: float = 60.0):
         from rths_ros.resources import config_dir
-        self.dask_config = config_dir() / "dask" if dask_config == "package" else dask_config
+        self.dask_config = config_dir() / "dask"
         self.log_dir = Path(log_dir)
         self.timeout_s = timeout_s
         self.port = _free_port()
@@ -57,11 +56,8 @@ class CommandLineCluster:
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         with open(self.log_dir / f"{name}.log", "wb") as log:     # (the child keeps its own descriptor)
-            env = dict(os.environ)
-            if self.dask_config is not None:
-                env["DASK_CONFIG"] = str(self.dask_config)
             p = subprocess.Popen(dask_command(*args), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 env=env)
+                                 env=dict(os.environ, DASK_CONFIG=str(self.dask_config)))
         self.procs.append(p)
         return p
 
