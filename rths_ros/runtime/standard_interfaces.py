@@ -19,11 +19,8 @@ Scenario section ``standard_interfaces``:
 
 Off the fast path: these publishers write after the step's loop messages went out, keep the last
 ``depth`` samples (reliable, KEEP_LAST: a slow or absent reader never blocks the writer, and no node waits
-for their acknowledgements), and they go out every ``every_steps``-th step only (default 10), and only while a
-reader is matched: without one, whether one joined is asked every :data:`READER_RECHECK`-th of those steps
-(:class:`~rths_ros.runtime.local_bus.ReaderGate`; a publish to no reader cost 35-77 µs of a composed lockstep step).
-A tool that joins mid-run gets its first message within ``READER_RECHECK * every_steps`` steps.  An empty topic
-name switches one off.  The bag records the loop topics these mirror, not the mirrors.
+for their acknowledgements), and they go out every ``every_steps``-th step only (default 10).  An empty topic name switches one off.  The
+bag records the loop topics these mirror, not the mirrors.
 """
 from __future__ import annotations
 
@@ -31,10 +28,6 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from rths_ros.app.factory import parts
 from rths_ros.app.interfaces import AXIS_INDEX, LEG_NAMES
-from rths_ros.runtime.local_bus import ReaderGate
-
-#: with no reader matched, a standard publisher asks again every this many of its publishing steps
-READER_RECHECK = 10
 
 
 def standard_qos(depth: int) -> QoSProfile:
@@ -61,7 +54,6 @@ class WrenchOut:
         from geometry_msgs.msg import WrenchStamped
         p = scenario.standard_interfaces
         self.pub = node.create_publisher(WrenchStamped, p.wrench_topic, standard_qos(p.depth))
-        self.read = ReaderGate(self.pub, READER_RECHECK)
         self.msg = WrenchStamped()
         self.msg.header.frame_id = p.frame_id
         self.every = p.every_steps
@@ -69,7 +61,7 @@ class WrenchOut:
         self.values = [0.0] * 6
 
     def publish(self, k: int, stamp, force) -> None:
-        if k % self.every or not self.read():
+        if k % self.every:
             return
         v = self.values
         for axis, f in zip(self.axes, force):
@@ -88,13 +80,12 @@ class JointStateOut:
         from sensor_msgs.msg import JointState
         p = scenario.standard_interfaces
         self.pub = node.create_publisher(JointState, p.joint_state_topic, standard_qos(p.depth))
-        self.read = ReaderGate(self.pub, READER_RECHECK)
         self.msg = JointState()
         self.msg.name = list(LEG_NAMES)
         self.every = p.every_steps
 
     def publish(self, k: int, stamp, lengths, velocities, currents) -> None:
-        if k % self.every or not self.read():
+        if k % self.every:
             return
         m = self.msg
         m.header.stamp = stamp
