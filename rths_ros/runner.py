@@ -273,6 +273,9 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                     _signal_all(procs, signal.SIGINT)
             if drain_until is not None and (all(c is not None for c in codes.values())
                                             or time.monotonic() > drain_until):
+                # what still runs after the drain is stopped here (SIGTERM, then SIGKILL): a consequence of the
+                # failure (a node that never heard the abort), never the run's first fault
+                stopped_here |= {n for n, c in codes.items() if c is None}
                 name = RunPolicy.first_failure({n: codes[n] for n in failed_order if n not in stopped_here}
                                                or {n: codes[n] for n in failed_order})
                 result.code = 1

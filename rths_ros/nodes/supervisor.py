@@ -232,6 +232,12 @@ class Supervisor(RthsNode):
                 and now - self._t0 > self.scenario.loop.start_timeout_s):
             missing = sorted(self.expected - self.ready)
             reason = f"nodes not ready after {self.scenario.loop.start_timeout_s:g} s: {', '.join(missing)}"
+            seen = {n for n, ns in self.get_node_names_and_namespaces() if ns == self.get_namespace()}
+            unseen = [n for n in missing if n not in seen]
+            if unseen:      # never started, or the processes do not discover each other (DDS)
+                reason += (f" ({', '.join(unseen)} not in the supervisor's view of the ROS graph: not started, or "
+                           "DDS discovery between the run's processes failed)")
+            reason += "; each node logs what it waits for half-way to the timeout"
             self.emit(TestEvent.ABORT, reason=reason)
             self.abort_reason = reason
             self._stop_sent_at = now

@@ -116,6 +116,7 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
         self._expect_sub: list = []   # (subscription, topic)
         self._last_ack_step = 0
         self._t_start = time.monotonic()
+        self._say_waiting_at = self._t_start + scenario.loop.start_timeout_s / 2   # (_check_ready)
         self._declare_scenario_parameters()
         #: subscriptions of /rths/events this node's events publisher has ever matched (its own included): a node
         #: that starts late, gets an ABORT from the transient-local history and ends at once still counts
@@ -268,13 +269,7 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
         self.timing.lost_messages += int(getattr(info, "total_count_change", 1) or 1)
 
     def connected(self) -> bool:
-        for pub, _topic, n in self._expect_pub:
-            if pub.get_subscription_count() < n:
-                return False
-        for sub, _topic in self._expect_sub:
-            if sub.get_publisher_count() < 1:
-                return False
-        return True
+        return not self.unconnected()
 
     def unconnected(self) -> list[str]:
         out = [f"{t} (publisher: {p.get_subscription_count()}/{n} readers)" for p, t, n in self._expect_pub
@@ -318,11 +313,16 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
     def _check_ready(self) -> None:
         if self.ready_sent:
             return
-        if self.serving() and self.connected() and self.guard.ready():   # ready: the run's publishers are known
+        waiting = self.unconnected() if self.serving() else ["its activation (a managed node)"]
+        if not waiting and self.guard.ready():   # ready: the run's publishers are known
             self.ready_sent = True
             self._ready_timer.cancel()
             startup.mark("ready")
             self.emit(TestEvent.READY)
+        elif time.monotonic() > self._say_waiting_at:      # once, half-way to the supervisor's start timeout
+            self._say_waiting_at = float("inf")
+            self.get_logger().warning(f"not ready after {time.monotonic() - self._t_start:.0f} s; waiting for: "
+                                      + ("; ".join(waiting) or "the publisher check of the loop topics (guard)"))
 
     def _arm_watchdog(self) -> None:
         """Lockstep: a trial has begun, so every control topic this node reads must deliver within

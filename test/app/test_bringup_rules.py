@@ -92,6 +92,22 @@ def test_a_killed_node_without_an_abort_makes_the_run_failed(tmp_path):
     assert status == "failed" and "killed by SIGKILL" in fault["reason"]
 
 
+def test_a_node_the_runner_stopped_after_an_abort_is_never_the_first_fault(tmp_path):
+    """The supervisor aborted the start (no node ready); the recorder never heard it, and the runner killed it
+    after the drain: the supervisor's abort stays the first fault, the run aborted."""
+    write_events(tmp_path, {"status": None, "events": [
+        {"type": "ABORT", "source": "supervisor", "step": 0, "trial": 0,
+         "reason": "nodes not ready after 60 s: ft_sensor, recorder"}]})
+    codes = {"numerical_substructure": 3, "recorder": -9, "sim_plant": -15}
+    status, fault, _ = record_run_end(tmp_path, codes, 1, failure="node numerical_substructure exited with code 3",
+                                      stopped={"recorder", "sim_plant"})
+    assert status == "aborted" and fault["node"] == "supervisor", (status, fault)
+    assert "not ready" in fault["reason"]
+    # the same kill, not stopped by the runner, is the fault (a node that died on its own)
+    status, fault, _ = record_run_end(tmp_path, codes, 1, failure="node numerical_substructure exited with code 3")
+    assert fault["node"] == "recorder" and "SIGKILL" in fault["reason"], (status, fault)
+
+
 def test_a_clean_run_stays_completed(tmp_path):
     _events(tmp_path, ["START", "TRIAL_BEGIN", "DONE"])
     status, fault, _ = record_run_end(tmp_path, {"sim_plant": 0, "recorder": 0, "supervisor": 0}, 1)

@@ -174,3 +174,53 @@ def test_a_ready_from_another_participant_after_start_is_rejected_and_reported_o
     finally:
         ex.shutdown()
         domain.close()
+
+
+def test_a_start_that_times_out_names_the_nodes_the_supervisor_never_saw_and_a_node_says_what_it_waits_for(tmp_path):
+    """Only an ft_sensor process and a recorder (a node of the supervisor's own process) are there: the start
+    times out, and the reason tells the missing nodes the supervisor never saw from those it saw.  The ft_sensor
+    says in its log, half-way to its own timeout, which topics it waits for, and ends with the supervisor's abort."""
+    import subprocess
+    import sys
+
+    from rths_ros.runner import run_env
+    domain = _Domain()
+    node = None
+    try:
+        log = tmp_path / "ft_sensor.log"
+        with open(log, "w") as fh:
+            node = subprocess.Popen([sys.executable, "-m", "rths_ros.nodes.ft_sensor", "--scenario", "contact_1d",
+                                     "--set", "loop.start_timeout_s=2"], stdout=fh, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env=run_env(domain.lease.domain_id))
+        ctx = domain.context()
+        present = rclpy.create_node("recorder", context=ctx)
+        domain.nodes.append(present)
+        probe = SingleThreadedExecutor(context=ctx)
+        probe.add_node(present)
+        _spin(probe, 60.0, lambda: "ft_sensor" in present.get_node_names())
+        assert "ft_sensor" in present.get_node_names(), log.read_text()[-2000:]
+        probe.shutdown()
+        s = scn.load("contact_1d", ["loop.duration_s=0.5", "loop.start_timeout_s=2"])
+        sup = Supervisor(s, None, context=ctx)
+        domain.nodes.append(sup)
+        ex = SingleThreadedExecutor(context=ctx)
+        ex.add_node(sup)
+        _spin(ex, 10.0, lambda: sup.exit_code == 3)
+        reason = sup.abort_reason
+        assert reason.startswith("nodes not ready after 2 s: "), reason
+        missing = reason.split(": ", 1)[1].split(" (")[0].split(", ")
+        assert {"recorder", "sim_plant", "ft_sensor"} <= set(missing), reason
+        unseen = reason.split(" (", 1)[1].split(" not in the supervisor's view")[0].split(", ")
+        assert "sim_plant" in unseen and "recorder" not in unseen and "ft_sensor" not in unseen, reason
+        assert "DDS discovery" in reason, reason
+        _spin(ex, 3.0, lambda: node.poll() is not None)
+        assert node.wait(timeout=30) == 3, log.read_text()[-2000:]     # it heard the abort
+        text = log.read_text()
+        waited = [line for line in text.splitlines() if "not ready after" in line and "waiting for:" in line]
+        assert waited and "/rths/" in waited[0] and "readers" in waited[0], text[-2000:]
+        ex.shutdown()
+    finally:
+        if node is not None and node.poll() is None:
+            node.kill()
+            node.wait()
+        domain.close()
