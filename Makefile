@@ -45,22 +45,29 @@ run: setup
 # `rths bench`).
 # After the whole suite, the graph and launch tiers on $(SECOND_DISTRO) (scripts/run_tests.sh graph-launch), in its
 # own venv, whatever the first part's result; the exit code is the first failure's.
+# second_distro TIER RECORD: the tier of scripts/run_tests.sh on $(SECOND_DISTRO) in its own venv (set up first)
+define second_distro
+	  echo "== ROS 2 $(SECOND_DISTRO): the graph and launch tiers ($(SECOND_VENV), $(1))"; \
+	  RTHS_ROS_DISTRO=$(SECOND_DISTRO) RTHS_VENV=$(SECOND_VENV) bash scripts/setup_env.sh || rc2=$$?; \
+	  [ -z "$${rc2:-}" ] && { RTHS_ROS_DISTRO=$(SECOND_DISTRO) RTHS_VENV=$(SECOND_VENV) \
+	    PYTHON=$(SECOND_VENV)/bin/python TEST_TIMEOUT_S=$(TEST_TIMEOUT_S) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
+	    PYTEST_ARGS="$(PYTEST_ARGS)" TEST_RECORD=$(2) bash scripts/run_tests.sh $(1) || rc2=$$?; }; \
+	  [ "$$rc" -ne 0 ] || rc=$${rc2:-0};
+endef
+
 test: setup
 	@rc=0; PYTHON=$(PYTHON) TEST_TIMEOUT_S=$(TEST_TIMEOUT_S) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
 	  PYTEST_ARGS="$(PYTEST_ARGS)" bash scripts/run_tests.sh ci || rc=$$?; \
 	if [ "$(SECOND_DISTRO)" != none ]; then \
-	  echo "== ROS 2 $(SECOND_DISTRO): the graph and launch tiers ($(SECOND_VENV))"; \
-	  RTHS_ROS_DISTRO=$(SECOND_DISTRO) RTHS_VENV=$(SECOND_VENV) bash scripts/setup_env.sh || rc2=$$?; \
-	  [ -z "$${rc2:-}" ] && { RTHS_ROS_DISTRO=$(SECOND_DISTRO) RTHS_VENV=$(SECOND_VENV) \
-	    PYTHON=$(SECOND_VENV)/bin/python TEST_TIMEOUT_S=$(TEST_TIMEOUT_S) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
-	    PYTEST_ARGS="$(PYTEST_ARGS)" TEST_RECORD=build/test_$(SECOND_DISTRO)_wall.json \
-	    bash scripts/run_tests.sh graph-launch || rc2=$$?; }; \
-	  [ "$$rc" -ne 0 ] || rc=$${rc2:-0}; \
+	$(call second_distro,graph-launch,build/test_$(SECOND_DISTRO)_wall.json) \
 	fi; exit $$rc
 
 test-all: setup
-	@PYTHON=$(PYTHON) TEST_TIMEOUT_S=$$(( 3 * $(TEST_TIMEOUT_S) )) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
-	  PYTEST_ARGS="$(PYTEST_ARGS)" TEST_RECORD=build/test_all_wall.json bash scripts/run_tests.sh all
+	@rc=0; PYTHON=$(PYTHON) TEST_TIMEOUT_S=$$(( 3 * $(TEST_TIMEOUT_S) )) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \
+	  PYTEST_ARGS="$(PYTEST_ARGS)" TEST_RECORD=build/test_all_wall.json bash scripts/run_tests.sh all || rc=$$?; \
+	if [ "$(SECOND_DISTRO)" != none ]; then \
+	$(call second_distro,graph-launch-all,build/test_$(SECOND_DISTRO)_all_wall.json) \
+	fi; exit $$rc
 
 test-quick: setup
 	@PYTHON=$(PYTHON) TEST_TIMEOUT_S=$(TEST_TIMEOUT_S) PYTEST_TIMEOUT_S=$(PYTEST_TIMEOUT_S) \

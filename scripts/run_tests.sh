@@ -6,8 +6,10 @@
 #   scripts/run_tests.sh all     the same with the extended tests (`make test-all`)
 #   scripts/run_tests.sh quick   the tests neither graph nor slow nor serial nor extended, on every core
 #   scripts/run_tests.sh graph-launch  the `ros2 launch` tests that are serial one at a time, with the graph tests not
-#                                serial beside them at idle priority (what `make test` runs on its second ROS 2
-#                                distribution)
+#                                serial beside them at idle priority, but for the model_graph modules (what `make
+#                                test` runs on its second ROS 2 distribution)
+#   scripts/run_tests.sh graph-launch-all  the same with the model_graph modules and the extended tests (what `make
+#                                test-all` runs on the second distribution)
 # Environment: PYTHON (the venv's interpreter), TEST_TIMEOUT_S (the whole run), PYTEST_TIMEOUT_S (one test),
 # TEST_JOBS (workers of the unit tier; default: the number of cores), GRAPH_JOBS (workers of the graph tier; default
 # TEST_JOBS), PYTEST_ARGS (passed to every pytest call),
@@ -54,14 +56,15 @@ case "$tier" in
   ci)    phases=("graph and not serial and not extended|$GRAPH_JOBS|$PAR_NICE" "serial and not extended|1|0"
                  "not graph and not serial and not extended|$TEST_JOBS|idle") ;;
   all)   phases=("graph and not serial|$GRAPH_JOBS|$PAR_NICE" "serial|1|0" "not graph and not serial|$TEST_JOBS|idle") ;;
-  graph-launch) phases=("graph and not serial and not extended|$GRAPH_JOBS|$PAR_NICE"
+  graph-launch) phases=("graph and not serial and not extended and not model_graph|$GRAPH_JOBS|$PAR_NICE"
                         "launch and serial and not extended|1|0") ;;
+  graph-launch-all) phases=("graph and not serial|$GRAPH_JOBS|$PAR_NICE" "launch and serial|1|0") ;;
   quick) phases=("not graph and not slow and not serial and not extended|$TEST_JOBS|0") ;;
-  *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick, graph-launch)" >&2; exit 4 ;;
+  *) echo "run_tests.sh: unknown tier '$tier' (ci, all, quick, graph-launch, graph-launch-all)" >&2; exit 4 ;;
 esac
 
 graph_beside=
-if [ "$GRAPH_BESIDE_SERIAL" = 1 ] && { [ "$tier" = ci ] || [ "$tier" = all ] || [ "$tier" = graph-launch ]; }; then
+if [ "$GRAPH_BESIDE_SERIAL" = 1 ] && { [ "$tier" = ci ] || [ "$tier" = all ] || [ "$tier" = graph-launch ] || [ "$tier" = graph-launch-all ]; }; then
   graph_beside="${phases[0]%|*}|$GRAPH_BESIDE_NICE"
 fi
 

@@ -80,6 +80,14 @@ GRAPH_MODULES = {
     "analysis/test_qualify_ros2_control.py", "runtime/test_forked.py",
     "runtime/test_teardown_watchdog.py", "runtime/test_release_dds.py", "test_colcon_build.py",
 }
+# model_graph: a graph module that runs one model after another through the same ROS path as the others (a model's
+#         numbers against its in-process run); `make test` runs it on the first ROS 2 distribution only, `make
+#         test-all` on both (scripts/run_tests.sh graph-launch / graph-launch-all)
+MODEL_GRAPH_MODULES = {
+    "graph/test_methods_graph.py", "graph/test_harmonic_aff_graph.py", "graph/test_gait_graph.py",
+    "graph/test_benchmark_graph.py", "graph/test_damper_rig_graph.py", "graph/test_lab_example_graph.py",
+    "graph/test_model_fe_beam.py", "graph/test_added_delay_graph.py", "analysis/test_face_graph_backend.py",
+}
 ALL = None          # every test of the module
 SERIAL = {
     "analysis/test_compare_twin.py": ALL,
@@ -367,6 +375,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "serial: measures time or runs in realtime; runs alone in `make test`")
     config.addinivalue_line("markers", "slow: a long unit test, left out of `make test-quick`")
     config.addinivalue_line("markers", "extended: a long run CI covers in kind; `make test-all` only")
+    config.addinivalue_line("markers", "model_graph: a model's numbers through the graph; the second ROS 2 "
+                            "distribution runs it in `make test-all` only")
 
 
 def pytest_unconfigure(config):
@@ -395,6 +405,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.graph)
         if top == "launch":
             item.add_marker(pytest.mark.launch)
+        if rel in MODEL_GRAPH_MODULES:
+            item.add_marker(pytest.mark.model_graph)
         if _listed(SERIAL, rel, item.name):
             item.add_marker(pytest.mark.serial)
         if _listed(SLOW, rel, item.name):
