@@ -263,6 +263,7 @@ class RunWatch:
         running = self._running()
         if not running:
             return None
+        self.stopped_here |= set(running)      # (a node that never heard the abort: a consequence, not the fault)
         return [LogInfo(msg=f"{self.tag}: stopping {', '.join(running)} (still running after the drain time)"),
                 *self._signal_running(signal.SIGTERM), self._timer(5.0, self._kill)]
 

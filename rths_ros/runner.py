@@ -275,7 +275,11 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                                             or time.monotonic() > drain_until):
                 # what still runs after the drain is stopped here (SIGTERM, then SIGKILL): a consequence of the
                 # failure (a node that never heard the abort), never the run's first fault
-                stopped_here |= {n for n, c in codes.items() if c is None}
+                late = sorted(n for n, c in codes.items() if c is None)
+                stopped_here |= set(late)
+                if late:
+                    log(f"rths run: stopping {', '.join(late)} (still running {drain_s:.0f} s after the first "
+                        "failure)")
                 name = RunPolicy.first_failure({n: codes[n] for n in failed_order if n not in stopped_here}
                                                or {n: codes[n] for n in failed_order})
                 result.code = 1
