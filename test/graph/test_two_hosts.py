@@ -22,6 +22,10 @@ RATE_250 = ["loop.dt_s=0.004", "numerical.contact_1d.dt_s=0.004", "passivity.dt_
             "platform.commander.coupling.dt_s=0.004"]
 
 
+#: the realtime loop with reliable loop topics (config/qos.yaml): nothing lost on the way, never blocking
+RELIABLE = "loop.qos_profile=realtime_reliable"
+
+
 def _namespaces() -> set[str]:
     r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
     return {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
@@ -76,14 +80,16 @@ def _run_250(tmp_path: Path, name: str, link: Link | None, extra=()) -> tuple:
 
 
 def test_realtime_over_a_delayed_link_completes_and_reports_the_added_latency(tmp_path):
-    """Realtime at 250 Hz over a link of 0.2 +- 0.1 ms: the run completes with every step recorded; the step
-    latency beside a one-host run (printed: the link's hold, twice per step) and the relay's holds are reported."""
-    one, _, m1 = _run_250(tmp_path, "one", None)
-    two, _, m2 = _run_250(tmp_path, "two", Link(delay_ms=0.2, jitter_ms=0.1))
+    """Realtime at 250 Hz over a link of 0.2 +- 0.1 ms, reliable loop topics (both runs): the run completes with
+    every step recorded; the step latency beside a one-host run (printed: the link's hold, twice per step) and the
+    relay's holds are reported."""
+    one, _, m1 = _run_250(tmp_path, "one", None, [RELIABLE])
+    two, _, m2 = _run_250(tmp_path, "two", Link(delay_ms=0.2, jitter_ms=0.1), [RELIABLE])
     assert one.code == 0 and two.code == 0, two.message
-    # the run completes; a packet held long by the relay on a busy machine (its hold has a tail of several ms) can
-    # make a step late, which best effort then does without: the record says so (incomplete, the step counted),
-    # and such steps stay a few, never the end of the run (one of 15 runs of `rths bench link` had one)
+    # the run completes; with best effort a packet held long by the relay on a busy machine (its hold has a tail of
+    # several ms) made a step late, which best effort then does without, and on a loaded machine (5 of 17
+    # clean-clone runs) the record missed more than 1 % of its steps or its last ones: reliable topics send such
+    # samples again.  A step still late may be counted (incomplete), never more than a few, never the end.
     gaps = m2["step_gaps"]
     assert m2["status"] in ("completed", "incomplete"), m2["status"]
     assert all(g["end"] == 0 for g in gaps.values()), gaps
@@ -117,7 +123,11 @@ def test_a_cut_link_aborts_both_hosts_to_the_safe_pose_naming_the_link(tmp_path)
     """The link cut at step 300: the numerical side's watchdog aborts naming a topic that came over the link, the
     rig host's plant aborts by itself and reaches its safe pose (its own timing file), and the bag is complete up
     to the abort: gaps only at the end."""
-    r, code, m = _run_250(tmp_path, "cut", Link(cut_at_step=300))
+    # reliable loop topics: a sample a loaded machine drops on the way (a best-effort reader's socket or history)
+    # is sent again, so the record up to the cut does not depend on the machine's load (with best effort, 6 of 17
+    # clean-clone runs needed a rerun, the records missing 6-165 steps in the middle; the loss test above covers
+    # best effort over the link)
+    r, code, m = _run_250(tmp_path, "cut", Link(cut_at_step=300), [RELIABLE])
     print(r.message)
     assert r.code == 1, r.message
     assert "the first fault is about the link" in r.message and "comes over the link" in r.message, r.message
