@@ -104,10 +104,19 @@ def test_a_run_publishes_its_force_and_legs_in_standard_messages(tmp_path):
         tool.destroy_node()
         rclpy.shutdown(context=ctx)
     assert result["r"].code == 0, result["r"].message
-    # every every_steps-th step (10); a best-effort reader in a Python process on a busy machine takes what it can
-    n = s.steps // s.standard_interfaces.every_steps + 1
-    assert n // 3 < len(wrenches) <= n and n // 3 < len(joints) <= n, (len(wrenches), len(joints), n)
+    # every every_steps-th step (10); a best-effort reader in a Python process on a busy machine takes what it can,
+    # from the moment it discovered the publisher: the run does not wait for a tool (in 4 of 17 clean-clone runs
+    # the reader got 27-41 of 301, a rerun all of them), so the share counts from its first message on
+    every = s.standard_interfaces.every_steps
+    n = s.steps // every + 1
     topics = read_bag(out / "bag", ["/rths/interface_force", "/rths/leg_state"])
+    for received, topic in ((wrenches, "/rths/interface_force"), (joints, "/rths/leg_state")):
+        loop = sorted(_stamp(m) for _, m in topics[topic])
+        assert received and len(received) <= n, (topic, len(received), n)
+        first = min(_stamp(m) for m in received)
+        since = sum(1 for st in loop if st >= first) // every + 1
+        assert since // 3 < len(received), (f"{topic}: {len(received)} of the {since} standard messages after the "
+                                            f"first, which came {(first - loop[0]) * 1e-9:.2f} s into the run")
     def wrench_equals_force(w, f):
         assert w.header.frame_id == "rths_interface"
         assert (w.wrench.force.x, w.wrench.force.y, w.wrench.force.z) == (0.0, 0.0, f.force[0])
