@@ -172,6 +172,8 @@ class PlatformLinkClient:
         self.last_rx = time.monotonic()
         self.last_heartbeat: tuple[float, float, int] | None = None   # (t_send, t_echo, status) of the controller
         self._zeros = np.zeros(6)
+        self._awaited: int | None = None             # the step a wait is for (_wait_state)
+        self.awaited: PlatformState | None = None    # its STATE, once seen
 
     def _name(self) -> str:
         return f"platform controller at {self.address[0]}:{self.address[1]}"
@@ -215,26 +217,38 @@ class PlatformLinkClient:
                 self.last_heartbeat = (body[0], body[1], body[2])
                 continue
             if mtype == MSG_STATE and kind == SequenceTracker.NEW:
+                state = None
+                if step == self._awaited:   # the answer a wait is for, even if newer ones follow in this poll
+                    state = self.awaited = PlatformState(step, np.array(body[0:6]), np.array(body[6:12]),
+                                                         np.array(body[12:18]), body[18], body[19], now)
                 if self.latest is not None and step < self.latest.step:
                     self.stats.stale_states += 1          # older step than already seen: never used
                     continue
-                self.latest = PlatformState(step, np.array(body[0:6]), np.array(body[6:12]),
-                                            np.array(body[12:18]), body[18], body[19], now)
+                self.latest = state or PlatformState(step, np.array(body[0:6]), np.array(body[6:12]),
+                                                     np.array(body[12:18]), body[18], body[19], now)
                 n_states += 1
 
     def _wait_state(self, want_step: int | None, deadline: float) -> PlatformState | None:
-        """The next new STATE of step ``want_step`` (any step if None) or a rejecting one; None at the deadline."""
-        while True:
-            before = self.latest
-            self.poll()
-            st = self.latest
-            if st is not None and st is not before:
-                if want_step is None or st.step == want_step or st.status & STATUS_REJECTED:
-                    return st
-            left = deadline - time.monotonic()
-            if left <= 0.0:
-                return None
-            select.select([self._sock], [], [], left)
+        """The next new STATE of step ``want_step`` (any step if None) or a rejecting one; None at the deadline.
+        A STATE of ``want_step`` counts even when newer ones came in the same poll (a realtime controller streams
+        on after its answer to RESET: a client that polls late must not miss the answer)."""
+        self._awaited, self.awaited = want_step, None
+        try:
+            while True:
+                before = self.latest
+                self.poll()
+                if self.awaited is not None:
+                    return self.awaited
+                st = self.latest
+                if st is not None and st is not before:
+                    if want_step is None or st.step == want_step or st.status & STATUS_REJECTED:
+                        return st
+                left = deadline - time.monotonic()
+                if left <= 0.0:
+                    return None
+                select.select([self._sock], [], [], left)
+        finally:
+            self._awaited = None
 
     # ------------------------------------------------------------------------------------------- requests
     def reset(self, timeout_s: float = 1.0) -> PlatformState:

@@ -16,6 +16,7 @@ from rths_ros.drivers.platform_link import (
     COMMAND_BODY,
     HEADER,
     MSG_ERROR,
+    MSG_RESET,
     MSG_STATE,
     PROTOCOL_VERSION,
     STATE_BODY,
@@ -208,3 +209,19 @@ def test_realtime_mode_streams_states_on_its_own_clock():
             last = cl.read_state(timeout_s=0.5)
         assert last.step - first.step > 100                 # ~1 kHz (loose: shared machine)
         assert np.all(np.abs(last.length - target) < 1e-4)   # legs went to the commanded lengths
+
+
+def test_a_realtime_reset_answered_while_the_client_was_busy_is_not_missed():
+    """A realtime controller answers RESET with the STATE of step 0 and streams steps 1, 2, ... on its own clock.
+    A client that reads only after several of them came (a loaded machine) still finds the answer to its RESET,
+    where it used to see only the newest STATE and time out waiting for step 0."""
+    with PlatformEmulator(make_plant(), mode="realtime") as emu, client_for(emu) as cl:
+        cl.reset(timeout_s=1.0)                       # the stream runs from here on
+        for _ in range(3):
+            cl.latest = None
+            cl._send(MSG_RESET, 0)
+            time.sleep(0.03)                          # busy elsewhere: about 30 STATEs of the stream queue up
+            st = cl._wait_state(0, time.monotonic() + 0.5)
+            assert st is not None and st.step == 0, st
+            assert cl.latest.step > 5, cl.latest.step  # the stream had gone on (the case this is about)
+            np.testing.assert_allclose(st.length, emu.plant.kinematics.home_lengths, atol=1e-6)
