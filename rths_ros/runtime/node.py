@@ -313,16 +313,16 @@ class RthsNode(QuietQosEvents, TunableParameters, RunNames, Node):
     def _check_ready(self) -> None:
         if self.ready_sent:
             return
-        waiting = self.unconnected() if self.serving() else ["its activation (a managed node)"]
-        if not waiting and self.guard.ready():   # ready: the run's publishers are known
+        if self.serving() and self.connected() and self.guard.ready():   # ready: the run's publishers are known
             self.ready_sent = True
             self._ready_timer.cancel()
             startup.mark("ready")
             self.emit(TestEvent.READY)
         elif time.monotonic() > self._say_waiting_at:      # once, half-way to the supervisor's start timeout
             self._say_waiting_at = float("inf")
-            self.get_logger().warning(f"not ready after {time.monotonic() - self._t_start:.0f} s; waiting for: "
-                                      + ("; ".join(waiting) or "the publisher check of the loop topics (guard)"))
+            waiting = self.unconnected() if self.serving() else ["its activation (a managed node)"]
+            self.get_logger().warning(f"not ready after {time.monotonic() - self._t_start:.0f} s; waiting for: " + (
+                "; ".join(waiting) or "the publisher check of the loop topics (the live view: every other READY)"))
 
     def _arm_watchdog(self) -> None:
         """Lockstep: a trial has begun, so every control topic this node reads must deliver within
