@@ -46,8 +46,11 @@ def test_a_wrong_joint_name_ends_the_launch_on_the_plants_message(tmp_path, comp
 
 def test_the_hardware_plant_in_realtime_reports_loop_statistics_and_one_start(tmp_path):
     out = tmp_path / "run"
+    # reliable loop topics: with best effort the recorder's process on a loaded machine lost steps now and then
+    # (a record of 948 of 1001 steps is incomplete, and the launch fails on it), which is not what this is about
     code, text, wall = _launch(out, ["scenario:=contact_1d", "mode:=realtime", "plant:=hardware", "composed:=true",
-                                     "overrides:=loop.duration_s=1 safety.watchdog_steps=2000"])
+                                     "overrides:=loop.duration_s=1 safety.watchdog_steps=2000 "
+                                     "loop.qos_profile=realtime_reliable"])
     print(f"hardware realtime composed: exit {code} after {wall:.1f} s")
     assert code == 0, text[-3000:]
     loop = json.loads((out / "metrics.json").read_text())["loop"]
