@@ -66,6 +66,9 @@ class BagWriter:
         self.count = 0
         self._fast = self._fast_mcap_write() if storage == "mcap" else None
 
+    def has_topic(self, topic: str) -> bool:
+        return topic in self._conns
+
     def add_topic(self, topic: str, msgtype: str) -> None:
         if topic not in self._conns:
             self._conns[topic] = self._w.add_connection(topic, msgtype, typestore=typestore())

@@ -257,4 +257,17 @@ def decoder(typename: str):
     return decode
 
 
-__all__ = ["CDR_LE", "LOOP_TYPES", "Layout", "decoder", "encoder"]
+def step_of(data: bytes) -> int | None:
+    """The step of a serialized loop message (each is a std_msgs/Header, then its uint64 step), read without decoding
+    the rest; None for bytes that are not little-endian CDR of that shape."""
+    if len(data) < 16 or data[:4] != CDR_LE:
+        return None
+    fid = int.from_bytes(data[12:16], "little")       # the frame_id's length (its chars and a NUL follow)
+    off = 12 + fid
+    off += (-off) % 8                                  # the step: aligned to 8 from the payload's start
+    if len(data) < 4 + off + 8:
+        return None
+    return int.from_bytes(data[4 + off:12 + off], "little")
+
+
+__all__ = ["CDR_LE", "LOOP_TYPES", "Layout", "decoder", "encoder", "step_of"]

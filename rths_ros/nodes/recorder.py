@@ -17,6 +17,7 @@ import time
 from rths_ros import msg as rths_msg
 from rths_ros.app import scenario as scn
 from rths_ros.bag import SCENARIO_KEY, SCENARIO_TOPIC, BagWriter, cdr_serializer, string_msg
+from rths_ros.cdr import step_of
 from rths_ros.msg import TestEvent
 from rths_ros.runtime.node import RthsNode, node_main
 from rths_ros.runtime.qos import diagnostics_qos, events_qos, record_qos
@@ -37,6 +38,9 @@ class Recorder(RthsNode):
     fast_path = False
     QUIET_S = 0.5
     QUIET_REPORTED_S = 0.1
+    #: after SAFE, wait at most this long for the plant's leg state of SAFE's step (the ramp's last samples come on
+    #: other writers than SAFE and may come after it)
+    SAFE_TAIL_S = 5.0
     FLUSH_S = 0.25
 
     def __init__(self, scenario, out_dir=None, context=None):
@@ -52,6 +56,8 @@ class Recorder(RthsNode):
         # after an abort the plant ramps to its safe pose: record until it reports SAFE
         self._safe_from = set(PLANT_PRODUCERS) & set(scenario.run_nodes)
         self._safe_seen = False
+        self._safe_step: int | None = None      # SAFE's step: the plant's last leg state of the ramp has it
+        self._leg_step = -1                     # the newest step of /rths/leg_state in the bag
         from rths_ros.core.platform.safety import safe_ramp_bound_s
         self._safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0
         running = set(scenario.run_nodes)
@@ -77,6 +83,7 @@ class Recorder(RthsNode):
             if t.kind == "control":
                 self._expect_sub.append((sub, t.name))
         self._record_rig_topics(scenario)
+        self._records_legs = self.bag.has_topic("/rths/leg_state")
         self._closed = False
         # the end: once every other node's final timing report is in (each node sends it after STOP, after its
         # last loop message), a short quiet time suffices; else QUIET_S of silence
@@ -116,6 +123,7 @@ class Recorder(RthsNode):
         or (``serialize``: a local-bus subscriber) each message serialized as a DDS reader would receive it."""
         write = self.bag.raw_writer(topic)
         final_timing = self._final_timing if topic == "/rths/timing" else None
+        legs = topic == "/rths/leg_state"
         clock, monotonic = time.time_ns, time.monotonic
 
         def cb(data) -> None:
@@ -128,6 +136,8 @@ class Recorder(RthsNode):
             self._last_rx = monotonic()
             if final_timing is not None:
                 final_timing(data)
+            elif legs:
+                self._leg_step = max(self._leg_step, step_of(data) or 0)
         return cb
 
     def _final_timing(self, data: bytes) -> None:
@@ -157,6 +167,9 @@ class Recorder(RthsNode):
         if (self.exit_code == 3 and self.started and self._safe_from and not self._safe_seen
                 and now - self._stopping_since < self._safe_timeout_s):
             return      # the ramp to the safe pose is still to come or under way (none before START)
+        if (self._safe_step is not None and self._leg_step < self._safe_step and self._records_legs
+                and now - self._safe_at < self.SAFE_TAIL_S):
+            return      # SAFE is in, the ramp's last leg states are still on the way
         quiet = self.QUIET_S if not self._all_reported() else self.QUIET_REPORTED_S
         if now - self._last_rx > quiet or now - self._stopping_since > 10.0 + self._safe_timeout_s:
             self.finish(self.exit_code)
@@ -166,7 +179,8 @@ class Recorder(RthsNode):
             self._end_stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         if msg.type == TestEvent.SAFE:
             self._safe_seen = True
-            self._last_rx = time.monotonic()
+            self._safe_step, self._safe_at = int(msg.step), time.monotonic()
+            self._last_rx = self._safe_at
 
     def finalize(self) -> None:
         with self._bag_lock:
