@@ -206,3 +206,19 @@ def test_one_run_policy_for_rths_run_and_the_launch():
     for module in ("runner", "launch_actions"):
         text = (Path(__file__).resolve().parents[1] / "rths_ros" / f"{module}.py").read_text()
         assert "RunPolicy.of(" in text and "4.0 * " not in text and "+ 30.0" not in text, module
+
+
+@pytest.mark.parametrize("mode", ["lockstep", "realtime"])
+def test_the_wait_for_safe_after_an_abort_ends_within_the_runners_drain(mode):
+    """The supervisor, the recorder and the live view wait for SAFE at most ``safe_wait_s`` after an abort (in
+    lockstep 5 s longer: a lockstep ramp's wall time grows with the machine's load); the runner's and the
+    launch's drain after a failed node (``orderly_stop_s``) must outlast it, or they would stop a node still
+    waiting.  At the smallest watchdog_s allowed and at the default."""
+    from rths_ros.core.platform.safety import LOCKSTEP_SAFE_EXTRA_S, safe_ramp_bound_s, safe_wait_s
+    from rths_ros.launch_support import orderly_stop_s
+    for sets in ([], ["safety.watchdog_s=0.05"]):
+        s = scn.load("contact_1d", sets, mode)
+        wait = safe_wait_s(s.safety, mode)
+        assert wait == pytest.approx(safe_ramp_bound_s(s.safety) + 3.0
+                                     + (LOCKSTEP_SAFE_EXTRA_S if mode == "lockstep" else 0.0))
+        assert wait + 1.0 < orderly_stop_s(s), (mode, sets, wait, orderly_stop_s(s))

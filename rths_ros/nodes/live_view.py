@@ -205,8 +205,8 @@ class LiveView(RthsNode):
                       "abort_reason": "", "safe": False, "e_stop_topic": E_STOP_TOPIC if lp.client_e_stop else "",
                       "refused_client_channels": 0}
         self._safe_from = set(PLANT_PRODUCERS) & running
-        from rths_ros.core.platform.safety import safe_ramp_bound_s
-        self._safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0
+        from rths_ros.core.platform.safety import safe_wait_s
+        self._safe_timeout_s = safe_wait_s(scenario.safety, scenario.loop.mode)
         self._end_at: float | None = None
         self._end_code = 0
         self._requests: queue.SimpleQueue = queue.SimpleQueue()

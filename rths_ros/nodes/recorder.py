@@ -58,8 +58,8 @@ class Recorder(RthsNode):
         self._safe_seen = False
         self._safe_step: int | None = None      # SAFE's step: the plant's last leg state of the ramp has it
         self._leg_step = -1                     # the newest step of /rths/leg_state in the bag
-        from rths_ros.core.platform.safety import safe_ramp_bound_s
-        self._safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0
+        from rths_ros.core.platform.safety import safe_wait_s
+        self._safe_timeout_s = safe_wait_s(scenario.safety, scenario.loop.mode)
         running = set(scenario.run_nodes)
         rq = record_qos(scenario.loop.qos)
         bus = self.local_bus if (self.local_bus is not None and self.local_bus.recorder_local) else None

@@ -66,8 +66,8 @@ class Supervisor(RthsNode):
         #: after an abort, wait for SAFE from the node that drives the platform (if it runs)
         self.safe_from = set(scenario.run_nodes) & set(PLANT_PRODUCERS)
         self.safe_received = False
-        from rths_ros.core.platform.safety import safe_ramp_bound_s
-        self.safe_timeout_s = safe_ramp_bound_s(scenario.safety) + 3.0
+        from rths_ros.core.platform.safety import safe_wait_s
+        self.safe_timeout_s = safe_wait_s(scenario.safety, scenario.loop.mode)
         self.create_timer(0.1, self._tick)
         self.create_timer(0.5, self._write_progress)
 

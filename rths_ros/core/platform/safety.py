@@ -328,6 +328,18 @@ def commands_outside_stroke(length, length_min: float, length_max: float) -> str
     return None
 
 
+#: lockstep: the extra wait for SAFE after an abort (safe_wait_s)
+LOCKSTEP_SAFE_EXTRA_S = 5.0
+
+
+def safe_wait_s(sp: SafetyParams, mode: str) -> float:
+    """How long the supervisor, the recorder and the live view wait for SAFE after an abort: the ramp's bound and
+    3 s; in lockstep 5 s more, since a lockstep ramp runs as fast as the machine lets it, so on a loaded machine its
+    wall time can exceed its simulated time (the runner's drain, launch_support.orderly_stop_s, still covers it:
+    safety.watchdog_s + 10 s + the bound)."""
+    return safe_ramp_bound_s(sp) + 3.0 + (LOCKSTEP_SAFE_EXTRA_S if mode == "lockstep" else 0.0)
+
+
 def safe_ramp_bound_s(sp: SafetyParams) -> float:
     """Upper bound of the ramp to the safe pose and the hold: the longest leg travel is bounded by the
     interface limit plus the lift (cosine profile, peak speed ramp_speed_m_per_s)."""
