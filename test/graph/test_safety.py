@@ -192,8 +192,9 @@ def _assert_safe(s, out: Path, abort_step: int | None = None, recorded: bool = T
     Returns the plant's safe-pose record."""
     ev = _events(out)
     kinds = [e["type"] for e in ev]
-    assert "ABORT" in kinds and "SAFE" in kinds, kinds
-    assert kinds.index("SAFE") > kinds.index("ABORT")
+    seen = "; ".join(f"{e['type']} {e.get('source', '')} step {e.get('step', '')}" for e in ev if e["type"] != "READY")
+    assert "ABORT" in kinds and "SAFE" in kinds, f"events but READY: {seen}"      # (a string: pytest cuts lists)
+    assert kinds.index("SAFE") > kinds.index("ABORT"), seen
     info = json.loads((out / "timing" / f"{plant}.json").read_text())["safe_pose"]
     if abort_step is not None:
         assert abs(info["abort_step"] - abort_step) <= 2, (info, abort_step)
