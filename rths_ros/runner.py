@@ -286,6 +286,8 @@ def run_scenario(scenario: scn.Scenario, out: Path, composed: bool = False, prog
                 result.failed_node = name
                 result.message = (f"node {name} exited with code {codes[name]} "
                                   f"(log: {logs[name]})\n{_tail(logs[name])}")
+                for n in late:      # where a node that never heard the abort was (e.g. never joined the graph)
+                    result.message += f"\nnode {n} still ran after the drain (log: {logs[n]})\n{_tail(logs[n], 4)}"
                 break
             if all(c == 0 for c in codes.values()):
                 break
