@@ -217,15 +217,14 @@ class PlatformLinkClient:
                 self.last_heartbeat = (body[0], body[1], body[2])
                 continue
             if mtype == MSG_STATE and kind == SequenceTracker.NEW:
-                state = None
+                state = PlatformState(step, np.array(body[0:6]), np.array(body[6:12]), np.array(body[12:18]),
+                                      body[18], body[19], now)
                 if step == self._awaited:   # the answer a wait is for, even if newer ones follow in this poll
-                    state = self.awaited = PlatformState(step, np.array(body[0:6]), np.array(body[6:12]),
-                                                         np.array(body[12:18]), body[18], body[19], now)
+                    self.awaited = state
                 if self.latest is not None and step < self.latest.step:
                     self.stats.stale_states += 1          # older step than already seen: never used
                     continue
-                self.latest = state or PlatformState(step, np.array(body[0:6]), np.array(body[6:12]),
-                                                     np.array(body[12:18]), body[18], body[19], now)
+                self.latest = state
                 n_states += 1
 
     def _wait_state(self, want_step: int | None, deadline: float) -> PlatformState | None:
