@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from numba import njit
 
 from rths_ros.core.models.gait.interface import GaitInterface, GaitInterfaceParams
 from rths_ros.core.numerics.kernel import kernel
@@ -333,7 +332,7 @@ def _sensors(true_len, true_vel, home, q, vel_mode, dt, lq, lq_prev, vel, foot, 
         wrench[i] = wrench[i] + bias[i]
 
 
-@njit(cache=True)
+@kernel
 def command_delay(cmd_buf, ff_buf, i, length, ff):
     """Store the command of this step at ``i`` of the delay line (``command_delay_steps + 1`` rows); returns the
     row of the command that acts now (the oldest; the next step stores there)."""
@@ -343,7 +342,7 @@ def command_delay(cmd_buf, ff_buf, i, length, ff):
     return (i + 1) % cmd_buf.shape[0]
 
 
-@njit(cache=True)
+@kernel
 def ideal_advance(cmd, length, vel, dt):
     """The ideal actuator: the legs reach ``cmd`` at the end of the step, their rates are the difference
     quotient."""

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.params import ParameterError, param
 
 #: entries of the state array of :func:`force_step`
@@ -55,7 +55,7 @@ class ForceProcessorParams:
                 f"contact_threshold_n ({self.contact_threshold_n!r})")
 
 
-@njit(cache=True)
+@kernel
 def force_step(st, acc, bias, wrench, weight, tare_samples, gating, contact_n, release_n):
     """One sample of :meth:`ForceProcessor.process` on the state ``st`` = [contact, samples of the tare window so
     far, tared, bias of F_z] (floats; 1.0 = true), the tare sums ``acc`` (6,) and the bias ``bias`` (6,).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from rths_ros.core.numerics.kernel import kernel
 from rths_ros.core.platform.stewart import _forward, _lengths_jacobian, _solve6
 
 __all__ = ["se3_mul", "se3_act_inv_motion", "achieved_translation", "leg_commands_translation"]
@@ -20,7 +21,7 @@ __all__ = ["se3_mul", "se3_act_inv_motion", "achieved_translation", "leg_command
 ACHIEVED_OK, ACHIEVED_NO_FK, ACHIEVED_SINGULAR = 0, 1, 2
 
 
-@njit(cache=True)
+@kernel
 def se3_mul(ra, ta, rb, tb, r, t):
     """``(r, t) = (ra, ta) * (rb, tb)`` (SE3 product, as ``pin.SE3.__mul__``): rows 0-1 summed left to right,
     row 2 as ``a0 + (a1 + a2)``.  ``r, t`` must not alias the inputs."""
@@ -33,7 +34,7 @@ def se3_mul(ra, ta, rb, tb, r, t):
         r[2, j] = ra[2, 0] * rb[0, j] + (ra[2, 1] * rb[1, j] + ra[2, 2] * rb[2, j])
 
 
-@njit(cache=True)
+@kernel
 def se3_act_inv_motion(r, t, v, lin, ang):
     """The motion ``v`` (6,: linear, angular) expressed in the frame ``(r, t)``, as ``SE3.actInv(Motion)``:
     ``lin = r^T (v_lin - t x v_ang)``, ``ang = r^T v_ang``."""

@@ -36,7 +36,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
-from numba import njit
 
 from rths_ros.core.numerics.kernel import kernel
 from rths_ros.core.platform.joints import JOINT_TOLERANCE_M, closest_pair, crossing_legs
@@ -242,7 +241,7 @@ def joint_layout(params: StewartGeometryParams) -> tuple[np.ndarray, np.ndarray]
 # numba kernels (no allocation)
 # --------------------------------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@kernel
 def _lengths(R, t, a, p, L, U):
     """Leg lengths L (6,) and unit leg vectors U (3, 6) in W for the TCP pose (R, t)."""
     for i in range(6):
@@ -313,7 +312,7 @@ def _solve6(J, rhs, A, x):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _newton_step(R, t, a, p, target, L, U, J, res, A, delta):
     """One Newton step of the forward kinematics: residual res = target - b(R, t), delta = J^-1 res.
     Returns max |res| (inf if J is singular)."""
@@ -330,7 +329,7 @@ def _newton_step(R, t, a, p, target, L, U, J, res, A, delta):
     return m
 
 
-@njit(cache=True)
+@kernel
 def _reorthonormalize(R, S, Rn):
     """One step of the polar iteration R <- R (3 I - R^T R) / 2 (in place; S, Rn are 3x3 work arrays);
     removes the round-off drift that repeated pose updates would accumulate."""
@@ -357,7 +356,7 @@ def _reorthonormalize(R, S, Rn):
 _EXP6_TAYLOR = float(np.finfo(np.float64).eps) ** 0.25
 
 
-@njit(cache=True)
+@kernel
 def _compose_exp6(R, t, d, E):
     """``(R, t) <- (R, t) * exp6(d)`` in place, with ``d = (v, omega)`` a body twist (linear part first); E is a
     3x3 work array.  Same operations, in the same order, as ``pin.SE3 * pin.exp6`` (bit-identical results)."""

@@ -2,11 +2,13 @@
 platform's leg-speed policy and the model's plate-frame command (:mod:`rths_ros.core.models.gait.rths`).
 
 The objects call these kernels in their methods, and the compiled trial (:mod:`rths_ros.core.models.gait.trial`)
-calls the same ones.  They give the numbers of the pinocchio and NumPy code they replace bit for bit: the SE3
+calls the same ones, so both give the same numbers bit for bit.  They give the numbers of the pinocchio and NumPy
+code they replace to rounding (test/core/models/gait/test_gait_kernels.py checks them on random cases): the SE3
 products and actions in pinocchio's order (:func:`~rths_ros.core.platform.interface_kernels.se3_mul`,
-:func:`se3_act`), products of a column-major 3x3 (a pinocchio rotation, or the transpose of a row-major array)
-summed left to right as NumPy's BLAS call does (:func:`cm_mat_vec`), and the products of row-major matrices through
-``np.dot`` as the array code does (test/core/models/gait/test_gait_kernels.py checks them on random cases).
+:func:`se3_act`), the products of a 3x3 summed left to right (:func:`cm_mat_vec`), and in the leg command
+(:func:`tcp_twist`, :func:`leg_commands_pose`) every matrix product written out and summed left to right: no
+BLAS call and no allocation, where ``np.dot`` (a BLAS call, whose order of summation depends on the CPU) took a
+tenth of the compiled gait step.
 
 ``frames`` = (R_G_W, t_G_W, R_W_G, t_W_G, R_TCP_D, t_TCP_D, R_D_TCP, t_D_TCP, R_TCP_S, t_TCP_S, R_D_F, 0) of the
 interface (``R_D_TCP`` column-major); ``work`` = (mid_r, mid_t, d_r, d_t, s_r, s_t, f_r, f_t, r_gd, v0, v1, v2, v3)
@@ -15,9 +17,6 @@ with ``r_gd`` row-major (3, 3).
 from __future__ import annotations
 
 import math
-
-import numpy as np
-from numba import njit
 
 from rths_ros.core.numerics.kernel import kernel
 from rths_ros.core.platform.interface_kernels import se3_mul
@@ -149,32 +148,34 @@ def achieved_state(r, t, rates, a, p, big_l, big_u, big_j, big_a, rates_w, v, fr
     return True
 
 
-@njit(cache=True)
+@kernel
 def tcp_twist(alpha, qd, xd_ref, frames, work, out):
     """Body twist (v, omega) of the TCP in TCP axes for the command rates ``qd`` at the leg angle ``alpha``
-    (``tcp_body_twist``)."""
+    (``tcp_body_twist``).  The products with ``R_G_D`` are summed left to right (no BLAS call, no allocation)."""
     r_gd = work[8]
     c, s = math.cos(math.pi / 2 - alpha), math.sin(math.pi / 2 - alpha)
     r_gd[0, 0], r_gd[0, 1], r_gd[0, 2] = c, -s, 0.0
     r_gd[1, 0], r_gd[1, 1], r_gd[1, 2] = s, c, 0.0
     r_gd[2, 0], r_gd[2, 1], r_gd[2, 2] = 0.0, 0.0, 1.0
     w2 = -qd[2]
-    r_g = np.dot(r_gd, frames[7])
-    v_g, w_g = work[9], work[10]
-    v_g[0] = (qd[0] - xd_ref) + (0.0 * r_g[2] - w2 * r_g[1])
-    v_g[1] = qd[1] + (w2 * r_g[0] - 0.0 * r_g[2])
-    v_g[2] = 0.0 + (0.0 * r_g[1] - 0.0 * r_g[0])
-    w_g[0], w_g[1], w_g[2] = 0.0, 0.0, w2
-    r_gt = np.dot(r_gd, frames[6])
-    lin, ang = work[11], work[12]
-    cm_mat_t_vec(r_gt, v_g, lin)
-    cm_mat_t_vec(r_gt, w_g, ang)
+    t_dt = frames[7]
+    g0 = (r_gd[0, 0] * t_dt[0] + r_gd[0, 1] * t_dt[1]) + r_gd[0, 2] * t_dt[2]
+    g1 = (r_gd[1, 0] * t_dt[0] + r_gd[1, 1] * t_dt[1]) + r_gd[1, 2] * t_dt[2]
+    g2 = (r_gd[2, 0] * t_dt[0] + r_gd[2, 1] * t_dt[1]) + r_gd[2, 2] * t_dt[2]
+    v0 = (qd[0] - xd_ref) + (0.0 * g2 - w2 * g1)
+    v1 = qd[1] + (w2 * g0 - 0.0 * g2)
+    v2 = 0.0 + (0.0 * g1 - 0.0 * g0)
+    r_dt = frames[6]
     for i in range(3):
-        out[i] = lin[i]
-        out[3 + i] = ang[i]
+        # column i of R_G_TCP = R_G_D R_D_TCP, then its product with the twist in G (R_G_TCP^T v)
+        c0 = (r_gd[0, 0] * r_dt[0, i] + r_gd[0, 1] * r_dt[1, i]) + r_gd[0, 2] * r_dt[2, i]
+        c1 = (r_gd[1, 0] * r_dt[0, i] + r_gd[1, 1] * r_dt[1, i]) + r_gd[1, 2] * r_dt[2, i]
+        c2 = (r_gd[2, 0] * r_dt[0, i] + r_gd[2, 1] * r_dt[1, i]) + r_gd[2, 2] * r_dt[2, i]
+        out[i] = (c0 * v0 + c1 * v1) + c2 * v2
+        out[3 + i] = (c0 * 0.0 + c1 * 0.0) + c2 * w2
 
 
-@njit(cache=True)
+@kernel
 def leg_commands_pose(q, qd, x_ref, xd_ref, frames, work, a, p, big_u, big_j, v, pose_r, pose_t, b_out, bd_out):
     """Leg lengths and rates of the interface command (q, qd) (``leg_commands`` without the checks): the TCP
     pose ``(pose_r, pose_t) = T_W_G * T_G_D(q) * T_D_TCP``, ``b_out``, the twist ``v`` and ``bd_out = J v``."""
@@ -189,9 +190,11 @@ def leg_commands_pose(q, qd, x_ref, xd_ref, frames, work, a, p, big_u, big_j, v,
     se3_mul(work[0], work[1], frames[6], frames[7], pose_r, pose_t)
     _lengths_jacobian(pose_r, pose_t, a, p, b_out, big_u, big_j)
     tcp_twist(q[2], qd, xd_ref, frames, work, v)
-    bd = np.dot(big_j, v)
     for i in range(6):
-        bd_out[i] = bd[i]
+        acc = 0.0
+        for j in range(6):
+            acc += big_j[i, j] * v[j]
+        bd_out[i] = acc
 
 
 @kernel

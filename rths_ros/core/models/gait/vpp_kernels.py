@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from rths_ros.core.models.gait.vpp_params import (
     C_FALL,
@@ -65,9 +64,14 @@ from rths_ros.core.numerics.kernel import kernel
 
 
 @kernel
-def _hip_vpp(s, P):
-    sp, cp = math.sin(s[S_PHI]), math.cos(s[S_PHI])
+def _hip_vpp_sc(s, P, sp, cp):
+    """Hip and VPP positions (hx, hy, vx, vy) with ``sp, cp`` = sin, cos of the trunk angle."""
     return (s[S_X] - P[P_RH] * sp, s[S_Y] - P[P_RH] * cp, s[S_X] + P[P_RV] * sp, s[S_Y] + P[P_RV] * cp)
+
+
+@kernel
+def _hip_vpp(s, P):
+    return _hip_vpp_sc(s, P, math.sin(s[S_PHI]), math.cos(s[S_PHI]))
 
 
 @kernel
@@ -89,16 +93,23 @@ def _cop(fp, alpha, P):
 @kernel
 def _leg(s, c, fp, P, w, n, q):
     """Fill ``q`` (N_Q) with the quantities of leg ``n`` (0 = left, 1 = right); zeros in swing."""
+    hx, hy, vx, vy = _hip_vpp(s, P)
+    _leg_at(s, c, fp, P, w, n, q, hx, hy, vx, vy, True)
+
+
+@kernel
+def _leg_at(s, c, fp, P, w, n, q, hx, hy, vx, vy, full):
+    """:func:`_leg` at the hip and VPP positions ``hx, hy, vx, vy`` of the state; without ``full`` only what the
+    right-hand side reads (Q_FX, Q_FY, Q_TAU, Q_LUDD: the leg angle is then computed only for the CoP shift)."""
     for i in range(N_Q):
         q[i] = 0.0
     if c[n] == 0:
         return
-    hx, hy, vx, vy = _hip_vpp(s, P)
     dx, dy = hx - fp[n], hy
     l = math.sqrt(dx * dx + dy * dy)
     ex, ey = dx / l, dy / l
     px, py = ey, -ex
-    alpha = math.atan2(dy, -dx)
+    alpha = math.atan2(dy, -dx) if (full or P[P_COP] != 0.0) else 0.0
     cop = _cop(fp[n], alpha, P)
     ux, uy = vx - cop, vy
     tang = (ux * px + uy * py) / (ux * ex + uy * ey)
@@ -139,8 +150,9 @@ def _rhs(s, c, fp, P, w, ds, q):
     mom = 0.0
     ds[S_LU] = 0.0
     ds[S_LUD] = 0.0
+    hx, hy, vx, vy = _hip_vpp_sc(s, P, sp, cp)
     for n in range(2):
-        _leg(s, c, fp, P, w, n, q)
+        _leg_at(s, c, fp, P, w, n, q, hx, hy, vx, vy, False)
         fx += q[Q_FX]
         fy += q[Q_FY]
         mom += P[P_RH] * (cp * q[Q_FX] - sp * q[Q_FY]) + q[Q_TAU]
@@ -173,6 +185,12 @@ def _rk4(s, c, fp, P, w, h, out, k1, k2, k3, k4, tmp, q):
 def _event_value(s, c, fp, P, n):
     """Event function of leg ``n``: swing -> hip height above the TD height; stance -> extension."""
     hx, hy, _, _ = _hip_vpp(s, P)
+    return _event_value_at(s, c, fp, P, n, hx, hy)
+
+
+@kernel
+def _event_value_at(s, c, fp, P, n, hx, hy):
+    """:func:`_event_value` at the hip position ``hx, hy`` of the state."""
     if c[n] == 0:
         l0 = P[P_L0L] if n == 0 else P[P_L0R]
         return hy - l0 * math.sin(P[P_A0])
@@ -181,15 +199,6 @@ def _event_value(s, c, fp, P, n):
     l0 = P[P_L0L] if n == 0 else P[P_L0R]
     dx = hx - fp[n]
     return math.sqrt(dx * dx + hy * hy) - l0
-
-
-@kernel
-def _td_allowed(s, c, fp, P, n):
-    other = 1 - n
-    if c[other] == 0:
-        return True
-    hx, _, _, _ = _hip_vpp(s, P)
-    return hx > fp[other]
 
 
 @kernel
@@ -223,12 +232,15 @@ def _substep(s, c, fp, P, w, h, wk):
         _rk4(s, c, fp, P, w, rem, s1, wk[1], wk[2], wk[3], wk[4], wk[5], wk[6])
         best = 2.0
         leg = -1
+        hx0, hy0, _, _ = _hip_vpp(s, P)
+        hx1, hy1, _, _ = _hip_vpp(s1, P)
         for n in range(2):
-            g0 = _event_value(s, c, fp, P, n)
-            g1 = _event_value(s1, c, fp, P, n)
+            g0 = _event_value_at(s, c, fp, P, n, hx0, hy0)
+            g1 = _event_value_at(s1, c, fp, P, n, hx1, hy1)
             hit = False
             if c[n] == 0:
-                hit = g0 > 0.0 and g1 <= 0.0 and _td_allowed(s1, c, fp, P, n)
+                # touch-down only ahead of the other foot while that one is in stance
+                hit = g0 > 0.0 and g1 <= 0.0 and (c[1 - n] == 0 or hx1 > fp[1 - n])
             else:
                 hit = g0 < 0.0 and g1 >= 0.0
             if hit:
@@ -294,7 +306,7 @@ def _sync_kernel(s, c, fp, P, w, h, n_sub, wk, cmd):
     return ev
 
 
-@njit(cache=True)
+@kernel
 def _simulate_kernel(s, c, fp, P, w, h, n_max, td_max, rec, dec, sec, n_sec_max, wk, q):
     """Run up to ``n_max`` sub-steps or ``td_max`` touch-downs; record every ``dec``-th sub-step.
 
