@@ -75,3 +75,71 @@ def test_a_gated_publisher_writes_nothing_without_a_reader_and_everything_once_o
     expected = list(range(first, d["last"] + 1, every))
     assert d["forces"][0] <= first and d["forces"][-len(expected):] == expected, d["forces"]
     assert d["writes"] == len(d["forces"]), d
+
+
+STANDARD_SCRIPT = r"""
+import json, time
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from rths_ros.app import scenario as scn
+from rths_ros.runtime.executors import make_executor
+from rths_ros.runtime.standard_interfaces import READER_CHECK_STEPS, driver_qos, wrench_out
+
+rclpy.init()
+node = rclpy.create_node("standard_probe")
+ex = make_executor("events")
+ex.add_node(node)
+s = scn.load("contact_1d", [])
+out = wrench_out(node, s)
+asked = [0]
+count = out.pub.get_subscription_count
+def counted():
+    asked[0] += 1
+    return count()
+out.pub.get_subscription_count = counted
+stamp = node.get_clock().now().to_msg()
+k = 0
+def steps(n):
+    global k
+    for _ in range(n):
+        out.publish(k, stamp, [float(k)])
+        k += 1
+steps(1000)
+before = asked[0]
+got = []
+node.create_subscription(WrenchStamped, s.standard_interfaces.wrench_topic, got.append, driver_qos(200))
+t0 = time.monotonic()
+while count() < 1 and time.monotonic() - t0 < 10:
+    ex.spin_once(timeout_sec=0.01)
+joined = k
+steps(1000)
+t0 = time.monotonic()
+while time.monotonic() - t0 < 1.0:
+    ex.spin_once(timeout_sec=0.01)
+forces = sorted(int(m.wrench.force.z) for m in got)
+print(json.dumps({"asked": before, "check": READER_CHECK_STEPS, "every": s.standard_interfaces.every_steps,
+                  "joined": joined, "last": k - 1, "forces": forces}))
+rclpy.shutdown()
+"""
+
+
+def test_a_standard_publisher_writes_nothing_without_a_reader_and_a_joining_tool_gets_every_message_soon():
+    """The interface wrench of the standard interfaces (every 10th step): without a reader it asks for one about every
+    READER_CHECK_STEPS steps and writes nothing; a tool that joins gets every 10th step from at most that many steps
+    after it joined."""
+    lease = DomainLease()
+    try:
+        env = dict(os.environ, ROS_DOMAIN_ID=str(lease.domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+        r = subprocess.run([sys.executable, "-c", STANDARD_SCRIPT], capture_output=True, text=True, env=env,
+                           timeout=120)
+    finally:
+        lease.close()
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout.strip().splitlines()[-1])
+    every, check = d["every"], d["check"]
+    # 1000 steps without a reader: asked once per `check` steps (on every `every`-th step), nothing received later
+    assert d["asked"] == 1000 // check, d
+    assert d["forces"] and min(d["forces"]) >= d["joined"], d["forces"][:5]
+    first = d["joined"] + check + every
+    expected = [f for f in range(0, d["last"] + 1, every) if f >= first]
+    assert d["forces"][0] <= first and d["forces"][-len(expected):] == expected, d["forces"]
