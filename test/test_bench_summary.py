@@ -211,7 +211,23 @@ def test_quick_summary_of_the_in_process_rows(tmp_path):
     assert any(line.startswith("[1/3] ") for line in logs) and any(line.startswith("[3/3] ") for line in logs)
     md = markdown_summary(s, {"cores": 2}, "QUICK")
     assert "**QUICK**" in md and md.count("\n| ") >= len(ROW_IDS) + 1
+    # the machine's speed, measured before the first group and after the last, is stated with the results
+    speed = s["machine_speed"]
+    assert 0 < speed["start_s"] < 10 and 0 < speed["end_s"] < 10, speed
+    assert f"took {1e3 * speed['start_s']:.0f} ms at the start of the bench and {1e3 * speed['end_s']:.0f} ms" in md
     json.dumps(s)                                        # bench.json holds it as it is
+
+
+def test_the_speed_note_says_when_the_machine_changed_speed_during_the_bench():
+    from rths_ros.bench.core import SPEED_DRIFT, speed_note
+    assert speed_note(None) == "" and speed_note({}) == ""
+    steady = speed_note({"start_s": 0.040, "end_s": 0.040 * (1 + SPEED_DRIFT * 0.9)})
+    assert "40 ms at the start of the bench and 45 ms at its end." in steady and "not comparable" not in steady
+    slower = speed_note({"start_s": 0.040, "end_s": 0.060})
+    assert "ran 50 % slower at the end" in slower and "not comparable" in slower
+    faster = speed_note({"start_s": 0.060, "end_s": 0.040})
+    assert "ran 33 % faster at the end" in faster
+    assert speed_note({"start_s": 0.05}).endswith("took 50 ms at the start of the bench.")
 
 
 def test_the_cluster_rows_compare_the_points_phases():

@@ -35,6 +35,45 @@ def machine_facts() -> dict:
             "ros": ros_facts(), "date": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
+#: the reference workload of :func:`machine_speed`: this many additions in a Python loop
+SPEED_LOOP_N = 1_000_000
+#: a change of the reference workload's time between the start and the end of a bench beyond this fraction is
+#: pointed out with the results (rows measured at different times are then not comparable)
+SPEED_DRIFT = 0.15
+
+
+def reference_loop_s(n: int = SPEED_LOOP_N, repeats: int = 3) -> float:
+    """Seconds of a fixed pure-Python workload (``n`` additions in a loop), the best of ``repeats``: how fast this
+    machine runs Python code right now.  On a shared or virtual machine it moves by tens of percent between minutes,
+    and every row of the bench with it."""
+    best = float("inf")
+    for _ in range(max(1, repeats)):
+        t0 = time.perf_counter()
+        acc = 0
+        for i in range(n):
+            acc += i
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def speed_note(speed: dict | None) -> str:
+    """The sentence on the machine's speed during a bench (``speed``: ``start_s`` and ``end_s`` of
+    :func:`reference_loop_s`), or '' without a measurement."""
+    if not speed or not speed.get("start_s"):
+        return ""
+    a, b = speed["start_s"], speed.get("end_s")
+    text = (f"Machine speed: a fixed Python workload ({SPEED_LOOP_N:,} additions in a loop, best of 3) took "
+            f"{1e3 * a:.0f} ms at the start of the bench")
+    if not b:
+        return text + "."
+    text += f" and {1e3 * b:.0f} ms at its end"
+    change = b / a - 1.0
+    if abs(change) > SPEED_DRIFT:
+        text += (f": the machine ran {abs(change) * 100:.0f} % {'slower' if change > 0 else 'faster'} at the end, so "
+                 "rows measured early and late in this bench are not comparable with each other")
+    return text + "."
+
+
 def _time_calls(fn, n: int) -> dict:
     t = np.empty(n)
     pc = time.perf_counter_ns

@@ -388,6 +388,8 @@ def run_summary(opts: SummaryOptions, out: Path, log=print) -> dict:
 
     skip = "not selected (--only)"
     ov = list(opts.overrides)
+    from rths_ros.bench.core import reference_loop_s
+    speed = {"start_s": reference_loop_s()}
     if "run" in sel:
         head(f"rths run {opts.scenario}: {opts.run_duration_s:g} s of loop, one process per node, lockstep")
         dur = [f"loop.duration_s={opts.run_duration_s:g}"] if opts.quick else []
@@ -467,9 +469,10 @@ def run_summary(opts: SummaryOptions, out: Path, log=print) -> dict:
     else:
         rows += rows_tests(None, opts.test_record, skip)
         rows += rows_quick_tests(None, None, skip)
+    speed["end_s"] = reference_loop_s()
     o = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(opts).items()}
     return {"options": o, "quick": opts.quick, "commit": measure.git_describe(), "wall_s": time.monotonic() - t_all,
-            "rows": rows, "counts": counts(rows), "measurements": raw}
+            "rows": rows, "counts": counts(rows), "measurements": raw, "machine_speed": speed}
 
 
 def quick_label(opts: SummaryOptions) -> str:
@@ -527,6 +530,10 @@ def markdown_summary(summary: dict, facts: dict, label: str = "") -> str:
             f"Machine: {facts.get('cores')} cores, kernel {facts.get('kernel')}, Python {facts.get('python')}, "
             f"rmw {facts.get('rmw')} ({facts.get('ros')}); {facts.get('date')}; commit {summary.get('commit') or 'unknown'}; "
             f"the bench took {summary['wall_s']:.0f} s.", ""]
+    from rths_ros.bench.core import speed_note
+    note = speed_note(summary.get("machine_speed"))
+    if note:
+        head += [note, ""]
     if label:
         head += [f"**{label}**", ""]
     head += [f"{c['met']} met, {c['not_met']} not met, {c['no_verdict']} without a verdict, "
@@ -559,6 +566,9 @@ def cmd_summary(a) -> int:
         print(label)
     print(text_rows(summary["rows"]))
     c = summary["counts"]
+    from rths_ros.bench.core import speed_note
+    if speed_note(summary.get("machine_speed")):
+        print("\n" + speed_note(summary.get("machine_speed")))
     print(f"\n{c['met']} met, {c['not_met']} not met, {c['no_verdict']} without a verdict, {c['not_measured']} not "
           f"measured (of {c['rows']})")
     print(f"-> {out / 'bench.json'}, {out / 'bench.md'}")
