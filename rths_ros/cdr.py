@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import array
 import struct
+import sys
 
 import numpy as np
 
@@ -95,13 +96,39 @@ def encoder(typename: str):
     if typename not in LOOP_TYPES:
         return None
     cache: dict = {}
+    fids: dict = {}          # frame_id -> (its CDR string with the terminating zero, that length): a run has a few
 
     def fid_of(m):
-        f = m.header.frame_id.encode() + b"\0"
-        return f, len(f)
+        s = m.header.frame_id
+        got = fids.get(s)
+        if got is None:
+            f = s.encode() + b"\0"
+            got = (f, len(f))
+            if len(fids) < 64:
+                fids[s] = got
+        return got
 
     if kind in ("LegState", "LegCommand"):
         legs = kind == "LegCommand"
+        if sys.byteorder == "little":
+            # the fixed arrays (float64[6], numpy) are CDR's bytes as they lie in memory: the header and the step
+            # packed, the arrays' bytes after them (the step ends 8-aligned), then the fields after the arrays
+            tail = struct.Struct("<iI" if legs else "<B")
+            join = b"".join
+
+            def encode(m):
+                f, n = fid_of(m)
+                st = cache.get(n) or cache.setdefault(n, Layout().header(n).add("Q", 8).struct())
+                h = m.header.stamp
+                head = st.pack(h.sec, h.nanosec, n, f, m.step)
+                if legs:
+                    o = m.origin_stamp
+                    return join((CDR_LE, head, m.length.tobytes(), m.velocity.tobytes(),
+                                 m.feedforward_velocity.tobytes(), m.feedforward_position.tobytes(),
+                                 tail.pack(o.sec, o.nanosec)))
+                return join((CDR_LE, head, m.length.tobytes(), m.velocity.tobytes(), m.current.tobytes(),
+                             tail.pack(m.status)))
+            return encode
 
         def encode(m):
             f, n = fid_of(m)
