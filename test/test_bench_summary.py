@@ -263,3 +263,21 @@ def test_cli_bench_summary_writes_json_and_markdown(tmp_path, capsys):
     assert "| what | measured | target | met | command | notes |" in md and "QUICK" in md
     assert main(["bench", "--only", "nonsense", "--out", str(out)]) == 2
     assert main(["bench", "--face-points", "2", "--out", str(out)]) == 2
+
+
+def test_the_composed_row_is_the_run_of_the_median_speed_and_lists_every_run():
+    from rths_ros.bench.summary import median_composed, row_composed
+    runs = [{"realtime_factor": x, "step_latency_p50_s": 1e-4 * i, "step_latency_p99_s": 3e-4, "wall_s": 4.0 / x}
+            for i, x in enumerate((7.4, 5.9, 6.8), start=1)]
+    m = median_composed(runs)
+    assert m["realtime_factor"] == 6.8 and m["x_runs"] == [7.4, 5.9, 6.8]
+    assert m["step_latency_p50_s"] == pytest.approx(3e-4)          # every figure of the row is that run's
+    r = row_composed(m, SummaryOptions().resolved())
+    assert r["measured"] == 6.8 and r["met"] is False
+    assert "the run of the median of 3: 7.40, 5.90, 6.80×" in r["detail"] and "p50 0.300 ms" in r["detail"]
+    # a failed run is reported as it is, not hidden behind the others
+    failed = {"error": "rths run exited 1"}
+    assert median_composed([runs[0], failed, runs[2]]) is failed
+    assert row_composed(failed, SummaryOptions().resolved())["measured"] is None
+    one = row_composed(median_composed(runs[:1]), SummaryOptions(quick=True).resolved())
+    assert one["measured"] == 7.4 and "median" not in one["detail"]
