@@ -182,15 +182,9 @@ def _rk4(s, c, fp, P, w, h, out, k1, k2, k3, k4, tmp, q):
 
 
 @kernel
-def _event_value(s, c, fp, P, n):
-    """Event function of leg ``n``: swing -> hip height above the TD height; stance -> extension."""
-    hx, hy, _, _ = _hip_vpp(s, P)
-    return _event_value_at(s, c, fp, P, n, hx, hy)
-
-
-@kernel
 def _event_value_at(s, c, fp, P, n, hx, hy):
-    """:func:`_event_value` at the hip position ``hx, hy`` of the state."""
+    """Event function of leg ``n`` at the hip position ``hx, hy`` of the state: swing -> hip height above the TD
+    height; stance -> extension."""
     if c[n] == 0:
         l0 = P[P_L0L] if n == 0 else P[P_L0R]
         return hy - l0 * math.sin(P[P_A0])
