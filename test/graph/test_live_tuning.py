@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from rths_ros.app import scenario as scn
 from rths_ros.app.run_status import read_events
 from rths_ros.bag import read_bag
@@ -61,19 +63,22 @@ def test_gains_tuned_during_a_realtime_run_take_effect_at_step_boundaries_and_ar
     client = threading.Thread(target=_client, args=(lease.domain_id, calls, results, out))
     env = dict(os.environ, ROS_DOMAIN_ID=str(lease.domain_id))
     describe: dict = {}
+    ros2 = Path(sys.prefix) / "bin" / "ros2"       # the ros2 command line (scripts/setup_env.sh installs it)
 
     def _describe():
         wait_until_running(out, 120.0)
-        describe["p"] = subprocess.run([str(Path(sys.prefix) / "bin" / "ros2"), "param", "describe",
+        describe["p"] = subprocess.run([str(ros2), "param", "describe",
                                         "/passivity_controller", "passivity.alpha_max_kg_per_s", "loop.dt_s",
                                         "--no-daemon"], capture_output=True, text=True, env=env, timeout=60)
 
     shower = threading.Thread(target=_describe)
     client.start()
-    shower.start()
+    if ros2.is_file():
+        shower.start()
     r = run_scenario(s, out, composed=True, progress=False, lease=lease)
     client.join(timeout=60)
-    shower.join(timeout=90)
+    if ros2.is_file():
+        shower.join(timeout=90)
     assert r.code == 0, r.message
     assert "error" not in results, results
     print(results)
@@ -106,6 +111,9 @@ def test_gains_tuned_during_a_realtime_run_take_effect_at_step_boundaries_and_ar
     assert [t["step"] for t in m["tuning"]] == [e["step"] for e in tuned]
     assert "## Live tuning" in (out / "report.md").read_text()
     # ros2 param describe: the tunable one is writable, with its range and when it takes effect
+    if not ros2.is_file():
+        pytest.skip(f"the tuning checks passed; `ros2 param describe` not checked: no ros2 command at {ros2} "
+                    "(scripts/setup_env.sh installs it from the ros2 tooling wheels, or source a ROS 2 distribution)")
     d = describe["p"].stdout
     assert describe["p"].returncode == 0, describe["p"].stderr
     block, fixed = d.split("Parameter name: loop.dt_s")
